@@ -1,0 +1,92 @@
+# classwise — plain Makefile.
+#   make          library, experiment binaries, tools
+#   make test     Catch2 suite (GPU parity tests skip, and are counted as skipped, without a GPU)
+#   make bench    benchmark binaries, run
+#   make fuzz     libFuzzer targets (clang), each run for FUZZ_SECONDS
+# Optimised with OpenMP; no -march=native: vector-width-specific code paths are chosen at run time
+# (OpenBLAS dispatches its kernels by CPU; our hot loops use target_clones).
+
+CXX      ?= g++
+CXXFLAGS ?= -O3 -g1
+CXXFLAGS += -std=c++17 -fopenmp -Wall -Wextra -Wno-unused-parameter -I. -MMD -MP
+LDLIBS   += -lopenblas -lz -lpthread
+BUILD    := build
+
+LIB_DIRS := engine engine/cpu engine/ops engine/nocuda nn datasets attacks fairness
+LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.cpp))
+LIB_OBJS := $(LIB_SRCS:%.cpp=$(BUILD)/%.o)
+LIB      := $(BUILD)/libclasswise.a
+
+EXP_SRCS := $(wildcard experiments/*.cpp)
+EXP_BINS := $(EXP_SRCS:%.cpp=%)
+TOOL_SRCS := $(wildcard tools/*.cpp)
+TOOL_BINS := $(TOOL_SRCS:tools/%.cpp=$(BUILD)/tools/%)
+BENCH_SRCS := $(wildcard bench/*.cpp)
+BENCH_BINS := $(BENCH_SRCS:bench/%.cpp=$(BUILD)/bench/%)
+TEST_SRCS := $(wildcard tests/*.cpp)
+TEST_OBJS := $(TEST_SRCS:%.cpp=$(BUILD)/%.o)
+TEST_BIN := $(BUILD)/tests/classwise_tests
+
+.PHONY: all test bench fuzz clean data
+all: $(LIB) $(EXP_BINS) $(TOOL_BINS)
+
+$(BUILD)/%.o: %.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+experiments/%: $(BUILD)/experiments/%.o $(LIB)
+	$(CXX) $(CXXFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
+$(BUILD)/tools/%: $(BUILD)/tools/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
+$(TEST_BIN): $(TEST_OBJS) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $(TEST_OBJS) $(LIB) $(LDLIBS) -o $@
+
+# Catch2's own summary plus a plain "N passed, N failed, N skipped" line (tests/main.cpp prints it).
+test: $(TEST_BIN)
+	$(TEST_BIN) $(TEST_ARGS)
+
+bench: $(BENCH_BINS)
+	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+
+# ---- fuzzing (clang + libFuzzer + ASan/UBSan) -----------------------------------------------------------
+FUZZ_CXX ?= clang++
+FUZZ_SECONDS ?= 30
+FUZZ_FLAGS := -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I.
+FUZZ_SRCS := $(wildcard fuzz/fuzz_*.cpp)
+FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.cpp=$(BUILD)/fuzz/%)
+# A fuzz target lists the library sources it needs in a line "// fuzz-sources: a.cpp b.cpp".
+$(BUILD)/fuzz/%: fuzz/%.cpp $(LIB_SRCS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CXX) $(FUZZ_FLAGS) $< $$(sed -n 's#^// fuzz-sources: ##p' $<) -lz -o $@
+
+fuzz: $(FUZZ_BINS)
+	@for f in $(FUZZ_BINS); do \
+	  name=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus-$$name; \
+	  seeds=""; [ -d fuzz/seeds/$$name ] && seeds=fuzz/seeds/$$name; \
+	  echo "== $$name for $(FUZZ_SECONDS) s"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 \
+	      $(BUILD)/fuzz/corpus-$$name $$seeds > $(BUILD)/fuzz/$$name.log 2>&1 \
+	      || { tail -n 40 $(BUILD)/fuzz/$$name.log; exit 1; }; tail -n 2 $(BUILD)/fuzz/$$name.log; \
+	done
+
+# Official archives from the official sites, checksums verified (needs internet): make data DATASET=cifar10
+DATASET ?= all
+data:
+	scripts/download_data.sh $(DATASET)
+
+clean:
+	rm -rf $(BUILD) $(EXP_BINS)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

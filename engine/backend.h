@@ -1,0 +1,164 @@
+#pragma once
+// The kernel interface every device implements with identical signatures (CPU: engine/cpu, CUDA: engine/cuda).
+// Ops in engine/ops validate shapes, allocate outputs and record autograd nodes, then call
+// backend(device).kernel(...) — so there is one control flow for all devices and no per-device branching in ops.
+// Pointers are device pointers of the backend's device; sizes are element counts.
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/device.h"
+
+namespace cw {
+
+enum class UnaryOp {
+    Neg, Exp, Log, Square, Sqrt, Abs, Sign, Relu, LeakyRelu, Sigmoid, Tanh,
+    Pow,        // x^a
+    AddScalar,  // x + a
+    MulScalar,  // x * a
+    RSubScalar, // a - x
+    Clamp,      // min(max(x, a), b)
+};
+enum class BinaryOp { Add, Sub, Mul, Div, Min, Max };
+
+// Elementwise broadcasting between tensors of equal rank: each dim of a and b equals the output dim or is 1.
+// Strides are in elements; a broadcast dim has stride 0.
+struct BroadcastIndex {
+    static constexpr int kMaxDims = 8;
+    int ndim = 0;
+    int64_t out_shape[kMaxDims] = {};
+    int64_t a_stride[kMaxDims] = {};
+    int64_t b_stride[kMaxDims] = {};
+    int64_t numel() const {
+        int64_t n = 1;
+        for (int i = 0; i < ndim; ++i) n *= out_shape[i];
+        return n;
+    }
+};
+
+struct ConvGeometry {
+    int64_t n, c, h, w;      // input
+    int64_t k, r, s;         // filters: k output channels, r x s kernel
+    int64_t stride, pad;
+    int64_t out_h() const { return (h + 2 * pad - r) / stride + 1; }
+    int64_t out_w() const { return (w + 2 * pad - s) / stride + 1; }
+};
+
+struct PoolGeometry {
+    int64_t n, c, h, w;
+    int64_t kernel, stride, pad;
+    int64_t out_h() const { return (h + 2 * pad - kernel) / stride + 1; }
+    int64_t out_w() const { return (w + 2 * pad - kernel) / stride + 1; }
+};
+
+// A [outer, dim, inner] view of a tensor reduced or indexed along its middle axis.
+struct AxisView {
+    int64_t outer, dim, inner;
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual Device device() const = 0;
+
+    // memory
+    virtual void* allocate(size_t bytes) = 0;
+    virtual void deallocate(void* p, size_t bytes) = 0;
+    virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) = 0;
+    virtual void copy_from_host(void* dst, const void* host_src, size_t bytes) = 0;
+    virtual void copy(void* dst, const void* src, size_t bytes) = 0;   // within this device
+    virtual void fill(float* y, float value, int64_t n) = 0;
+    virtual void fill_i32(int32_t* y, int32_t value, int64_t n) = 0;
+
+    // elementwise
+    virtual void unary(UnaryOp op, const float* x, float* y, int64_t n, float a, float b) = 0;
+    // gx = (d op / dx) * gy; x is the input and y the forward output (each kernel uses what it needs).
+    virtual void unary_backward(UnaryOp op, const float* x, const float* y, const float* gy, float* gx,
+                                int64_t n, float a, float b) = 0;
+    virtual void binary(BinaryOp op, const float* a, const float* b, float* y, const BroadcastIndex& bi) = 0;
+    // Full-size (output-shaped) partial gradients; ga or gb may be null when not needed.
+    virtual void binary_backward(BinaryOp op, const float* a, const float* b, const float* gy, float* ga,
+                                 float* gb, const BroadcastIndex& bi) = 0;
+    // y (shape of the broadcast operand a, strides in bi.a_stride) = sum of x (bi.out_shape) over broadcast dims.
+    virtual void sum_to(const float* x, float* y, const BroadcastIndex& bi, int64_t y_numel) = 0;
+    // y += alpha * x
+    virtual void axpy(float alpha, const float* x, float* y, int64_t n) = 0;
+
+    // reductions
+    virtual void sum_all(const float* x, float* y, int64_t n) = 0;                     // y[0] = sum x
+    virtual void sum_axis(const float* x, float* y, AxisView v) = 0;                   // [o,d,i] -> [o,i]
+    virtual void broadcast_axis(const float* x, float* y, AxisView v, float scale) = 0; // [o,i] -> [o,d,i]
+    virtual void max_axis(const float* x, float* y, int32_t* idx, AxisView v) = 0;
+    virtual void topk_axis(const float* x, float* y, int32_t* idx, AxisView v, int64_t k) = 0;
+    // gx (zero-filled by the caller) [o,d,i]; gx[o, idx[o,j,i], i] += gy[o,j,i] for j < k
+    virtual void scatter_axis_add(const float* gy, const int32_t* idx, float* gx, AxisView v, int64_t k) = 0;
+    virtual float sum_squares(const float* x, int64_t n) = 0;                          // for norms / inspection
+    virtual int64_t count_nonfinite(const float* x, int64_t n) = 0;
+
+    // linear algebra: C[M,N] = alpha * op(A) op(B) + beta * C, row-major
+    virtual void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                      int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) = 0;
+    // y[n, c, ...] += bias[c] over an [outer, c, inner] view
+    virtual void add_channel_bias(float* y, const float* bias, AxisView v) = 0;
+    virtual void channel_sum(const float* gy, float* gbias, AxisView v, bool accumulate) = 0;
+
+    // convolution (NCHW, OIHW weights, no groups/dilation)
+    virtual void conv2d_forward(const float* x, const float* w, float* y, const ConvGeometry& g) = 0;
+    virtual void conv2d_backward_data(const float* gy, const float* w, float* gx, const ConvGeometry& g) = 0;
+    // gw = (accumulate ? gw : 0) + dL/dw
+    virtual void conv2d_backward_filter(const float* x, const float* gy, float* gw, const ConvGeometry& g,
+                                        bool accumulate) = 0;
+
+    // pooling
+    virtual void maxpool2d_forward(const float* x, float* y, int32_t* argmax, const PoolGeometry& g) = 0;
+    virtual void maxpool2d_backward(const float* gy, const int32_t* argmax, float* gx, const PoolGeometry& g) = 0;
+    // count_include_pad semantics: the divisor is always kernel*kernel (PyTorch default)
+    virtual void avgpool2d_forward(const float* x, float* y, const PoolGeometry& g) = 0;
+    virtual void avgpool2d_backward(const float* gy, float* gx, const PoolGeometry& g) = 0;
+
+    // batch norm over [N, C, HW]
+    virtual void batchnorm_forward_train(const float* x, const float* gamma, const float* beta, float* y,
+                                         float* save_mean, float* save_invstd, float* running_mean,
+                                         float* running_var, AxisView v, float momentum, float eps) = 0;
+    virtual void batchnorm_forward_eval(const float* x, const float* gamma, const float* beta, float* y,
+                                        const float* running_mean, const float* running_var, AxisView v,
+                                        float eps) = 0;
+    // gx, ggamma, gbeta may be null when not needed; ggamma/gbeta are overwritten.
+    virtual void batchnorm_backward_train(const float* x, const float* gamma, const float* gy,
+                                          const float* save_mean, const float* save_invstd, float* gx,
+                                          float* ggamma, float* gbeta, AxisView v) = 0;
+    virtual void batchnorm_backward_eval(const float* x, const float* gamma, const float* gy,
+                                         const float* running_mean, const float* running_var, float* gx,
+                                         float* ggamma, float* gbeta, AxisView v, float eps) = 0;
+
+    // rows of logits [rows, cols]
+    virtual void softmax_rows(const float* x, float* y, int64_t rows, int64_t cols, bool log) = 0;
+    virtual void softmax_rows_backward(const float* y, const float* gy, float* gx, int64_t rows, int64_t cols,
+                                       bool log) = 0;
+    // per-sample CE with label smoothing; also writes softmax probabilities for the backward
+    virtual void cross_entropy_forward(const float* logits, const int32_t* labels, float* loss, float* probs,
+                                       int64_t rows, int64_t cols, float smoothing) = 0;
+    // glogits[i,:] = gloss[i] * (probs[i,:] - target_i)
+    virtual void cross_entropy_backward(const float* probs, const int32_t* labels, const float* gloss,
+                                        float* glogits, int64_t rows, int64_t cols, float smoothing) = 0;
+    // per-sample KL(softmax(p) || softmax(q)); saves both log-softmaxes for the backward
+    virtual void kl_div_forward(const float* p_logits, const float* q_logits, float* loss, float* log_p,
+                                float* log_q, int64_t rows, int64_t cols) = 0;
+    virtual void kl_div_backward(const float* log_p, const float* log_q, const float* gloss, float* gp,
+                                 float* gq, int64_t rows, int64_t cols) = 0;
+
+    // indexing
+    virtual void gather_rows(const float* x, const int32_t* idx, float* y, int64_t rows, int64_t cols) = 0;
+    virtual void gather_rows_backward(const float* gy, const int32_t* idx, float* gx, int64_t rows,
+                                      int64_t cols) = 0;  // gx overwritten
+    virtual void one_hot(const int32_t* labels, float* y, int64_t rows, int64_t cols) = 0;
+    // Concat along channels and its backward: block_to_wide copies src [outer, block_inner] into columns
+    // [offset, offset + block_inner) of dst [outer, wide_inner]; otherwise src is the wide tensor and dst the block.
+    virtual void copy_block(const float* src, float* dst, int64_t outer, int64_t block_inner, int64_t wide_inner,
+                            int64_t offset, bool block_to_wide) = 0;
+    virtual void masked_scale(const float* x, const float* mask, float* y, int64_t n, float scale) = 0;
+};
+
+// The backend for a device. Throws DeviceError if that backend is not built in or no device is usable.
+Backend& backend(Device d);
+
+}  // namespace cw

@@ -1,0 +1,164 @@
+// Convolution as im2col + one OpenBLAS GEMM per chunk of samples. Chunks are sized so each GEMM has a few
+// thousand columns (small feature maps would otherwise give skinny, slow GEMMs) within a bounded workspace.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "engine/cpu/cpu_backend.h"
+
+namespace cw {
+
+namespace {
+constexpr int64_t kTargetColumns = 4096;
+constexpr int64_t kMaxWorkspaceFloats = int64_t(16) << 20;  // 64 MiB per buffer
+
+int64_t samples_per_chunk(const ConvGeometry& g) {
+    const int64_t p = g.out_h() * g.out_w();
+    const int64_t crs = g.c * g.r * g.s;
+    int64_t nb = std::max<int64_t>(1, (kTargetColumns + p - 1) / p);
+    nb = std::min(nb, std::max<int64_t>(1, kMaxWorkspaceFloats / std::max<int64_t>(1, crs * p)));
+    nb = std::min(nb, std::max<int64_t>(1, kMaxWorkspaceFloats / std::max<int64_t>(1, g.k * p)));
+    return std::min(nb, g.n);
+}
+
+float* workspace(std::vector<float>& buf, int64_t floats) {
+    if (static_cast<int64_t>(buf.size()) < floats) buf.resize(static_cast<size_t>(floats));
+    return buf.data();
+}
+
+// col[(c*R + r)*S + s, nn*P + oh*OW + ow] = x[n0+nn, c, oh*stride - pad + r, ow*stride - pad + s] (0 outside)
+void im2col(const float* x, float* col, const ConvGeometry& g, int64_t n0, int64_t nb) {
+    const int64_t oh_n = g.out_h(), ow_n = g.out_w(), p = oh_n * ow_n, cols = nb * p;
+    const int64_t rows = g.c * g.r * g.s;
+#pragma omp parallel for schedule(static) if (rows * cols > kParallelGrain)
+    for (int64_t row = 0; row < rows; ++row) {
+        const int64_t c = row / (g.r * g.s), kr = (row / g.s) % g.r, ks = row % g.s;
+        // Output columns whose input column stays inside the image: ow in [ow_lo, ow_hi).
+        const int64_t ow_lo = std::min(ow_n, std::max<int64_t>(0, (g.pad - ks + g.stride - 1) / g.stride));
+        const int64_t ow_hi = std::max(ow_lo, std::min(ow_n, (g.w + g.pad - ks + g.stride - 1) / g.stride));
+        for (int64_t nn = 0; nn < nb; ++nn) {
+            const float* xs = x + ((n0 + nn) * g.c + c) * g.h * g.w;
+            float* dst = col + row * cols + nn * p;
+            for (int64_t oh = 0; oh < oh_n; ++oh) {
+                float* d = dst + oh * ow_n;
+                const int64_t ih = oh * g.stride - g.pad + kr;
+                if (ih < 0 || ih >= g.h) {
+                    std::memset(d, 0, sizeof(float) * ow_n);
+                    continue;
+                }
+                const float* src = xs + ih * g.w - g.pad + ks;
+                for (int64_t ow = 0; ow < ow_lo; ++ow) d[ow] = 0.f;
+                if (g.stride == 1) {
+                    std::memcpy(d + ow_lo, src + ow_lo, sizeof(float) * (ow_hi - ow_lo));
+                } else {
+                    for (int64_t ow = ow_lo; ow < ow_hi; ++ow) d[ow] = src[ow * g.stride];
+                }
+                for (int64_t ow = ow_hi; ow < ow_n; ++ow) d[ow] = 0.f;
+            }
+        }
+    }
+}
+
+// gx[n0+nn, c, ...] = sum of col entries that im2col read from there. Parallel over channels: the rows of one
+// channel are the only ones that write into that channel's plane.
+void col2im(const float* col, float* gx, const ConvGeometry& g, int64_t n0, int64_t nb) {
+    const int64_t oh_n = g.out_h(), ow_n = g.out_w(), p = oh_n * ow_n, cols = nb * p;
+#pragma omp parallel for collapse(2) schedule(static) if (g.c * nb * g.h * g.w > kParallelGrain / 4)
+    for (int64_t nn = 0; nn < nb; ++nn)
+        for (int64_t c = 0; c < g.c; ++c) {
+            float* gs = gx + ((n0 + nn) * g.c + c) * g.h * g.w;
+            std::memset(gs, 0, sizeof(float) * g.h * g.w);
+            for (int64_t kr = 0; kr < g.r; ++kr)
+                for (int64_t ks = 0; ks < g.s; ++ks) {
+                    const int64_t row = (c * g.r + kr) * g.s + ks;
+                    const float* src = col + row * cols + nn * p;
+                    const int64_t ow_lo = std::min(ow_n, std::max<int64_t>(0, (g.pad - ks + g.stride - 1) / g.stride));
+                    const int64_t ow_hi = std::max(ow_lo, std::min(ow_n, (g.w + g.pad - ks + g.stride - 1) / g.stride));
+                    for (int64_t oh = 0; oh < oh_n; ++oh) {
+                        const int64_t ih = oh * g.stride - g.pad + kr;
+                        if (ih < 0 || ih >= g.h) continue;
+                        float* d = gs + ih * g.w - g.pad + ks;
+                        const float* s = src + oh * ow_n;
+                        for (int64_t ow = ow_lo; ow < ow_hi; ++ow) d[ow * g.stride] += s[ow];
+                    }
+                }
+        }
+}
+
+// [nb, K, P] (NCHW sample-major) <-> [K, nb*P] (GEMM layout)
+void samples_to_gemm(const float* src, float* dst, int64_t nb, int64_t k, int64_t p) {
+#pragma omp parallel for collapse(2) schedule(static) if (nb * k * p > kParallelGrain)
+    for (int64_t kk = 0; kk < k; ++kk)
+        for (int64_t nn = 0; nn < nb; ++nn) std::memcpy(dst + kk * nb * p + nn * p, src + (nn * k + kk) * p, sizeof(float) * p);
+}
+void gemm_to_samples(const float* src, float* dst, int64_t nb, int64_t k, int64_t p) {
+#pragma omp parallel for collapse(2) schedule(static) if (nb * k * p > kParallelGrain)
+    for (int64_t nn = 0; nn < nb; ++nn)
+        for (int64_t kk = 0; kk < k; ++kk) std::memcpy(dst + (nn * k + kk) * p, src + kk * nb * p + nn * p, sizeof(float) * p);
+}
+
+bool needs_im2col(const ConvGeometry& g) { return !(g.r == 1 && g.s == 1 && g.stride == 1 && g.pad == 0); }
+
+thread_local std::vector<float> t_col, t_gemm_out;
+}  // namespace
+
+void CpuBackend::conv2d_forward(const float* x, const float* w, float* y, const ConvGeometry& g) {
+    const int64_t p = g.out_h() * g.out_w(), crs = g.c * g.r * g.s, nb_max = samples_per_chunk(g);
+    for (int64_t n0 = 0; n0 < g.n; n0 += nb_max) {
+        const int64_t nb = std::min(nb_max, g.n - n0);
+        const float* col = x + n0 * g.c * g.h * g.w;  // a single 1x1/stride-1 sample is its own column matrix
+        if (needs_im2col(g) || nb > 1) {
+            float* buf = workspace(t_col, crs * nb * p);
+            im2col(x, buf, g, n0, nb);
+            col = buf;
+        }
+        float* out = nb == 1 ? y + n0 * g.k * p : workspace(t_gemm_out, g.k * nb * p);
+        gemm(false, false, g.k, nb * p, crs, 1.f, w, crs, col, nb * p, 0.f, out, nb * p);
+        if (nb > 1) gemm_to_samples(out, y + n0 * g.k * p, nb, g.k, p);
+    }
+}
+
+void CpuBackend::conv2d_backward_data(const float* gy, const float* w, float* gx, const ConvGeometry& g) {
+    const int64_t p = g.out_h() * g.out_w(), crs = g.c * g.r * g.s, nb_max = samples_per_chunk(g);
+    for (int64_t n0 = 0; n0 < g.n; n0 += nb_max) {
+        const int64_t nb = std::min(nb_max, g.n - n0);
+        const float* gyc = gy + n0 * g.k * p;
+        if (nb > 1) {
+            float* buf = workspace(t_gemm_out, g.k * nb * p);
+            samples_to_gemm(gyc, buf, nb, g.k, p);
+            gyc = buf;
+        }
+        if (!needs_im2col(g) && nb == 1) {
+            gemm(true, false, crs, p, g.k, 1.f, w, crs, gyc, p, 0.f, gx + n0 * g.c * g.h * g.w, p);
+            continue;
+        }
+        float* gcol = workspace(t_col, crs * nb * p);
+        gemm(true, false, crs, nb * p, g.k, 1.f, w, crs, gyc, nb * p, 0.f, gcol, nb * p);
+        col2im(gcol, gx, g, n0, nb);
+    }
+}
+
+void CpuBackend::conv2d_backward_filter(const float* x, const float* gy, float* gw, const ConvGeometry& g,
+                                        bool accumulate) {
+    const int64_t p = g.out_h() * g.out_w(), crs = g.c * g.r * g.s, nb_max = samples_per_chunk(g);
+    if (g.n == 0 && !accumulate) fill(gw, 0.f, g.k * crs);
+    for (int64_t n0 = 0; n0 < g.n; n0 += nb_max) {
+        const int64_t nb = std::min(nb_max, g.n - n0);
+        const float* col = x + n0 * g.c * g.h * g.w;
+        if (needs_im2col(g) || nb > 1) {
+            float* buf = workspace(t_col, crs * nb * p);
+            im2col(x, buf, g, n0, nb);
+            col = buf;
+        }
+        const float* gyc = gy + n0 * g.k * p;
+        if (nb > 1) {
+            float* buf = workspace(t_gemm_out, g.k * nb * p);
+            samples_to_gemm(gyc, buf, nb, g.k, p);
+            gyc = buf;
+        }
+        const float beta = (n0 == 0 && !accumulate) ? 0.f : 1.f;
+        gemm(false, true, g.k, crs, nb * p, 1.f, gyc, nb * p, col, nb * p, beta, gw, crs);
+    }
+}
+
+}  // namespace cw

@@ -1,0 +1,93 @@
+#pragma once
+// The CPU reference backend: OpenBLAS for GEMM, OpenMP for everything else. Every other backend is tested
+// against this one. Methods are implemented across engine/cpu/*.cpp, one file per kernel family.
+#include "engine/backend.h"
+
+namespace cw {
+
+class CpuBackend final : public Backend {
+public:
+    Device device() const override { return Device::cpu(); }
+
+    void* allocate(size_t bytes) override;
+    void deallocate(void* p, size_t bytes) override;
+    void copy_to_host(void* host_dst, const void* src, size_t bytes) override;
+    void copy_from_host(void* dst, const void* host_src, size_t bytes) override;
+    void copy(void* dst, const void* src, size_t bytes) override;
+    void fill(float* y, float value, int64_t n) override;
+    void fill_i32(int32_t* y, int32_t value, int64_t n) override;
+
+    void unary(UnaryOp op, const float* x, float* y, int64_t n, float a, float b) override;
+    void unary_backward(UnaryOp op, const float* x, const float* y, const float* gy, float* gx, int64_t n, float a,
+                        float b) override;
+    void binary(BinaryOp op, const float* a, const float* b, float* y, const BroadcastIndex& bi) override;
+    void binary_backward(BinaryOp op, const float* a, const float* b, const float* gy, float* ga, float* gb,
+                         const BroadcastIndex& bi) override;
+    void sum_to(const float* x, float* y, const BroadcastIndex& bi, int64_t y_numel) override;
+    void axpy(float alpha, const float* x, float* y, int64_t n) override;
+
+    void sum_all(const float* x, float* y, int64_t n) override;
+    void sum_axis(const float* x, float* y, AxisView v) override;
+    void broadcast_axis(const float* x, float* y, AxisView v, float scale) override;
+    void max_axis(const float* x, float* y, int32_t* idx, AxisView v) override;
+    void topk_axis(const float* x, float* y, int32_t* idx, AxisView v, int64_t k) override;
+    void scatter_axis_add(const float* gy, const int32_t* idx, float* gx, AxisView v, int64_t k) override;
+    float sum_squares(const float* x, int64_t n) override;
+    int64_t count_nonfinite(const float* x, int64_t n) override;
+
+    void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+              const float* b, int64_t ldb, float beta, float* c, int64_t ldc) override;
+    void add_channel_bias(float* y, const float* bias, AxisView v) override;
+    void channel_sum(const float* gy, float* gbias, AxisView v, bool accumulate) override;
+
+    void conv2d_forward(const float* x, const float* w, float* y, const ConvGeometry& g) override;
+    void conv2d_backward_data(const float* gy, const float* w, float* gx, const ConvGeometry& g) override;
+    void conv2d_backward_filter(const float* x, const float* gy, float* gw, const ConvGeometry& g,
+                                bool accumulate) override;
+
+    void maxpool2d_forward(const float* x, float* y, int32_t* argmax, const PoolGeometry& g) override;
+    void maxpool2d_backward(const float* gy, const int32_t* argmax, float* gx, const PoolGeometry& g) override;
+    void avgpool2d_forward(const float* x, float* y, const PoolGeometry& g) override;
+    void avgpool2d_backward(const float* gy, float* gx, const PoolGeometry& g) override;
+
+    void batchnorm_forward_train(const float* x, const float* gamma, const float* beta, float* y, float* save_mean,
+                                 float* save_invstd, float* running_mean, float* running_var, AxisView v,
+                                 float momentum, float eps) override;
+    void batchnorm_forward_eval(const float* x, const float* gamma, const float* beta, float* y,
+                                const float* running_mean, const float* running_var, AxisView v, float eps) override;
+    void batchnorm_backward_train(const float* x, const float* gamma, const float* gy, const float* save_mean,
+                                  const float* save_invstd, float* gx, float* ggamma, float* gbeta,
+                                  AxisView v) override;
+    void batchnorm_backward_eval(const float* x, const float* gamma, const float* gy, const float* running_mean,
+                                 const float* running_var, float* gx, float* ggamma, float* gbeta, AxisView v,
+                                 float eps) override;
+
+    void softmax_rows(const float* x, float* y, int64_t rows, int64_t cols, bool log) override;
+    void softmax_rows_backward(const float* y, const float* gy, float* gx, int64_t rows, int64_t cols,
+                               bool log) override;
+    void cross_entropy_forward(const float* logits, const int32_t* labels, float* loss, float* probs, int64_t rows,
+                               int64_t cols, float smoothing) override;
+    void cross_entropy_backward(const float* probs, const int32_t* labels, const float* gloss, float* glogits,
+                                int64_t rows, int64_t cols, float smoothing) override;
+    void kl_div_forward(const float* p_logits, const float* q_logits, float* loss, float* log_p, float* log_q,
+                        int64_t rows, int64_t cols) override;
+    void kl_div_backward(const float* log_p, const float* log_q, const float* gloss, float* gp, float* gq,
+                         int64_t rows, int64_t cols) override;
+
+    void gather_rows(const float* x, const int32_t* idx, float* y, int64_t rows, int64_t cols) override;
+    void gather_rows_backward(const float* gy, const int32_t* idx, float* gx, int64_t rows, int64_t cols) override;
+    void one_hot(const int32_t* labels, float* y, int64_t rows, int64_t cols) override;
+    void copy_block(const float* src, float* dst, int64_t outer, int64_t block_inner, int64_t wide_inner,
+                    int64_t offset, bool block_to_wide) override;
+    void masked_scale(const float* x, const float* mask, float* y, int64_t n, float scale) override;
+
+    // Returns cached host buffers to the system.
+    void release_cached_memory();
+};
+
+CpuBackend& cpu_backend();
+
+// Below this many elements a loop runs on one thread: waking the team costs more than it saves.
+constexpr int64_t kParallelGrain = 1 << 15;
+
+}  // namespace cw
