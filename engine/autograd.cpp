@@ -114,6 +114,9 @@ void run_backward(const Tensor& root, bool retain_graph) {
     if (root.numel() != 1)
         throw AutogradError("backward: the loss must be a scalar, got shape " + shape_str(root.shape()) +
                             " (reduce it with sum() or mean() first)");
+    if (root.impl().graph_released)
+        throw AutogradError("backward: the graph behind this loss was already freed by an earlier backward(); "
+                            "call backward(/*retain_graph=*/true) the first time to run it twice");
     if (!root.requires_grad())
         throw AutogradError("backward: the loss does not require grad (no input or parameter needs a gradient, "
                             "or it was computed under NoGradGuard)");
@@ -140,7 +143,10 @@ void run_backward(const Tensor& root, bool retain_graph) {
             }
             if (!impl->retain_grad && impl != root.impl_ptr()) impl->grad.reset();
         }
-        if (!retain_graph) impl->grad_fn.reset();
+        if (!retain_graph) {
+            impl->grad_fn.reset();
+            impl->graph_released = true;
+        }
     }
     for (auto& leaf : leaves) {
         Tensor g(leaf->grad);

@@ -38,6 +38,7 @@ struct TensorImpl {
     bool requires_grad = false;
     bool is_parameter = false;          // parameters stop receiving gradients inside an InputGradOnly scope
     bool retain_grad = false;           // keep the gradient of a non-leaf after backward
+    bool graph_released = false;        // its graph was freed by a backward pass
     std::shared_ptr<TensorImpl> grad;   // accumulated gradient (same shape, device)
     std::shared_ptr<Node> grad_fn;      // the op that produced this tensor, if recorded
     std::vector<GradHook> hooks;
