@@ -9,10 +9,13 @@
 CXX      ?= g++
 CXXFLAGS ?= -O3 -g1
 CXXFLAGS += -std=c++17 -fopenmp -Wall -Wextra -Wno-unused-parameter -I. -MMD -MP
-LDLIBS   += -lopenblas -lz -lpthread
+# The OpenMP build of OpenBLAS shares our OpenMP thread team; the pthreads build would run its own threads
+# and both teams would spin against each other on a 2-core machine (measured: ~10x slower steps).
+OPENBLAS_DIR ?= /usr/lib/$(shell gcc -print-multiarch)/openblas-openmp
+LDLIBS   += -L$(OPENBLAS_DIR) -Wl,-rpath,$(OPENBLAS_DIR) -lopenblas -lz -lpthread
 BUILD    := build
 
-LIB_DIRS := engine engine/cpu engine/ops engine/nocuda nn datasets attacks fairness
+LIB_DIRS := engine engine/cpu engine/ops engine/nocuda nn nn/models datasets attacks fairness
 LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.cpp))
 LIB_OBJS := $(LIB_SRCS:%.cpp=$(BUILD)/%.o)
 LIB      := $(BUILD)/libclasswise.a
@@ -28,6 +31,7 @@ TEST_OBJS := $(TEST_SRCS:%.cpp=$(BUILD)/%.o)
 TEST_BIN := $(BUILD)/tests/classwise_tests
 
 .PHONY: all test bench fuzz clean data
+.SECONDARY:
 all: $(LIB) $(EXP_BINS) $(TOOL_BINS)
 
 $(BUILD)/%.o: %.cpp

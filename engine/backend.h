@@ -68,6 +68,7 @@ public:
     virtual void copy(void* dst, const void* src, size_t bytes) = 0;   // within this device
     virtual void fill(float* y, float value, int64_t n) = 0;
     virtual void fill_i32(int32_t* y, int32_t value, int64_t n) = 0;
+    virtual void add_i32(int32_t* y, int32_t value, int64_t n) = 0;
 
     // elementwise
     virtual void unary(UnaryOp op, const float* x, float* y, int64_t n, float a, float b) = 0;
@@ -156,6 +157,14 @@ public:
     virtual void copy_block(const float* src, float* dst, int64_t outer, int64_t block_inner, int64_t wide_inner,
                             int64_t offset, bool block_to_wide) = 0;
     virtual void masked_scale(const float* x, const float* mask, float* y, int64_t n, float scale) = 0;
+
+    // optimiser updates, in place (PyTorch semantics; see nn/optim.h)
+    virtual void sgd_step(float* w, const float* g, float* momentum_buf, int64_t n, float lr, float momentum,
+                          float dampening, float weight_decay, bool nesterov, bool first_step) = 0;
+    virtual void adam_step(float* w, const float* g, float* m, float* v, int64_t n, float lr, float beta1,
+                           float beta2, float eps, float weight_decay, bool decoupled, int64_t step) = 0;
+    // theta_avg = decay * theta_avg + (1 - decay) * theta
+    virtual void lerp_(float* avg, const float* x, int64_t n, float decay) = 0;
 };
 
 // The backend for a device. Throws DeviceError if that backend is not built in or no device is usable.

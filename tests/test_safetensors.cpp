@@ -1,12 +1,12 @@
+#include <catch2/catch.hpp>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -22,10 +22,10 @@ namespace {
 
 // A file as the spec lays it out: u64 LE header length, header, data.
 Bytes raw(const std::string& header, const Bytes& data = {}) {
-    Bytes out(8);
+    Bytes out(8 + header.size() + data.size());
     for (int i = 0; i < 8; ++i) out[i] = static_cast<uint8_t>(static_cast<uint64_t>(header.size()) >> (8 * i));
-    out.insert(out.end(), header.begin(), header.end());
-    out.insert(out.end(), data.begin(), data.end());
+    std::copy(header.begin(), header.end(), out.begin() + 8);
+    std::copy(data.begin(), data.end(), out.begin() + 8 + header.size());
     return out;
 }
 
@@ -73,7 +73,7 @@ struct TempDir {
         REQUIRE(mkdtemp(tmpl) != nullptr);
         path = tmpl;
     }
-    ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
+    ~TempDir() { std::filesystem::remove_all(path); }
 };
 
 bool exists(const std::string& p) {

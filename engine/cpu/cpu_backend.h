@@ -16,6 +16,7 @@ public:
     void copy(void* dst, const void* src, size_t bytes) override;
     void fill(float* y, float value, int64_t n) override;
     void fill_i32(int32_t* y, int32_t value, int64_t n) override;
+    void add_i32(int32_t* y, int32_t value, int64_t n) override;
 
     void unary(UnaryOp op, const float* x, float* y, int64_t n, float a, float b) override;
     void unary_backward(UnaryOp op, const float* x, const float* y, const float* gy, float* gx, int64_t n, float a,
@@ -80,6 +81,12 @@ public:
     void copy_block(const float* src, float* dst, int64_t outer, int64_t block_inner, int64_t wide_inner,
                     int64_t offset, bool block_to_wide) override;
     void masked_scale(const float* x, const float* mask, float* y, int64_t n, float scale) override;
+
+    void sgd_step(float* w, const float* g, float* momentum_buf, int64_t n, float lr, float momentum,
+                  float dampening, float weight_decay, bool nesterov, bool first_step) override;
+    void adam_step(float* w, const float* g, float* m, float* v, int64_t n, float lr, float beta1, float beta2,
+                   float eps, float weight_decay, bool decoupled, int64_t step) override;
+    void lerp_(float* avg, const float* x, int64_t n, float decay) override;
 
     // Returns cached host buffers to the system.
     void release_cached_memory();

@@ -86,6 +86,10 @@ void CpuBackend::fill_i32(int32_t* y, int32_t value, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = value;
 }
 
+void CpuBackend::add_i32(int32_t* y, int32_t value, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += value;
+}
+
 CpuBackend& cpu_backend() {
     static CpuBackend* b = new CpuBackend;
     return *b;

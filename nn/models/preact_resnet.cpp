@@ -1,0 +1,54 @@
+#include "nn/models/preact_resnet.h"
+
+namespace cw::nn {
+
+PreActBlock::PreActBlock(int64_t in, int64_t out, int64_t stride, PreActShortcut variant)
+    : Module("PreActBlock"), variant_(variant) {
+    bn1_ = register_module("bn1", std::make_shared<BatchNorm2d>(in));
+    conv1_ = register_module("conv1", std::make_shared<Conv2d>(in, out, 3, stride, 1, false));
+    bn2_ = register_module("bn2", std::make_shared<BatchNorm2d>(out));
+    conv2_ = register_module("conv2", std::make_shared<Conv2d>(out, out, 3, 1, 1, false));
+    if (stride != 1 || in != out)
+        shortcut_ = register_module("shortcut", std::make_shared<Sequential>(
+                                                    std::initializer_list<ModulePtr>{std::make_shared<Conv2d>(in, out, 1, stride, 0, false)}));
+}
+
+Tensor PreActBlock::forward(const Tensor& x) {
+    Tensor a = relu(bn1_->forward(x));
+    Tensor skip = x;
+    if (shortcut_) skip = shortcut_->forward(variant_ == PreActShortcut::FromActivation ? a : x);
+    Tensor h = conv1_->forward(a);
+    h = conv2_->forward(relu(bn2_->forward(h)));
+    return add(h, skip);
+}
+
+PreActResNet::PreActResNet(std::vector<int> blocks, int64_t num_classes, int64_t in_channels, int64_t input_size,
+                           PreActShortcut variant, bool final_bn)
+    : Module("PreActResNet") {
+    if (blocks.size() != 4) throw Error("PreActResNet: expected 4 stages");
+    if (input_size % 8 != 0 || input_size < 8) throw Error("PreActResNet: input size must be a multiple of 8");
+    conv1_ = register_module("conv1", std::make_shared<Conv2d>(in_channels, 64, 3, 1, 1, false));
+    const int64_t widths[4] = {64, 128, 256, 512};
+    int64_t in = 64;
+    for (int s = 0; s < 4; ++s) {
+        auto stage = std::make_shared<Sequential>();
+        for (int b = 0; b < blocks[s]; ++b) {
+            const int64_t stride = (s > 0 && b == 0) ? 2 : 1;
+            stage->add(std::make_shared<PreActBlock>(in, widths[s], stride, variant));
+            in = widths[s];
+        }
+        layers_.push_back(register_module("layer" + std::to_string(s + 1), stage));
+    }
+    if (final_bn) bn_ = register_module("bn", std::make_shared<BatchNorm2d>(512));
+    linear_ = register_module("linear", std::make_shared<Linear>(512, num_classes));
+}
+
+Tensor PreActResNet::forward(const Tensor& x) {
+    Tensor h = conv1_->forward(x);
+    for (auto& stage : layers_) h = stage->forward(h);
+    if (bn_) h = relu(bn_->forward(h));
+    // avg-pool 4x4 at 32x32 input == global average over the final map for every input size we build
+    return linear_->forward(global_avg_pool2d(h));
+}
+
+}  // namespace cw::nn
