@@ -12,13 +12,32 @@ CXXFLAGS += -std=c++17 -fopenmp -Wall -Wextra -Wno-unused-parameter -I. -MMD -MP
 # The OpenMP build of OpenBLAS shares our OpenMP thread team; the pthreads build would run its own threads
 # and both teams would spin against each other on a 2-core machine (measured: ~10x slower steps).
 OPENBLAS_DIR ?= /usr/lib/$(shell gcc -print-multiarch)/openblas-openmp
-LDLIBS   += -L$(OPENBLAS_DIR) -Wl,-rpath,$(OPENBLAS_DIR) -lopenblas -lz -lpthread
+LDLIBS   += -L$(OPENBLAS_DIR) -Wl,-rpath,$(OPENBLAS_DIR) -lopenblas -lz -lpthread -ldl
 BUILD    := build
 
-LIB_DIRS := engine engine/cpu engine/ops engine/nocuda nn nn/models datasets attacks fairness
+LIB_DIRS := engine engine/cpu engine/ops nn nn/models datasets attacks fairness
 LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.cpp))
 LIB_OBJS := $(LIB_SRCS:%.cpp=$(BUILD)/%.o)
 LIB      := $(BUILD)/libclasswise.a
+
+# ---- CUDA plugin (engine/cuda), built whenever nvcc and cuDNN are present; loaded at run time ---------------
+CUDA_HOME ?= /usr/local/cuda
+NVCC := $(wildcard $(CUDA_HOME)/bin/nvcc)
+CUDNN_H := $(wildcard $(CUDA_HOME)/include/cudnn.h)
+CUDA_SRCS := $(wildcard engine/cuda/*.cu)
+ifneq ($(and $(NVCC),$(CUDNN_H),$(CUDA_SRCS)),)
+CUDA_PLUGIN := $(BUILD)/libclasswise_cuda.so
+# sm_90 (H100/H200) machine code plus compute_90 PTX that newer GPUs JIT-compile.
+NVCCFLAGS ?= -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+NVCCFLAGS += -I. -Xcompiler -fPIC,-Wall -MMD -MP
+CUDA_OBJS := $(CUDA_SRCS:%.cu=$(BUILD)/%.o)
+$(BUILD)/engine/cuda/%.o: engine/cuda/%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+$(CUDA_PLUGIN): $(CUDA_OBJS)
+	$(NVCC) -shared $^ -o $@ -L$(CUDA_HOME)/lib64 -Xlinker -rpath,$(CUDA_HOME)/lib64 -lcudart_static -lcublas -lcudnn -lrt -ldl
+endif
+CXXFLAGS += -DCW_CUDA_PLUGIN_PATH='"$(abspath $(BUILD))/libclasswise_cuda.so"'
 
 EXP_SRCS := $(wildcard experiments/*.cpp)
 EXP_BINS := $(EXP_SRCS:%.cpp=%)
@@ -32,7 +51,7 @@ TEST_BIN := $(BUILD)/tests/classwise_tests
 
 .PHONY: all test bench fuzz clean data
 .SECONDARY:
-all: $(LIB) $(EXP_BINS) $(TOOL_BINS)
+all: $(LIB) $(EXP_BINS) $(TOOL_BINS) $(CUDA_PLUGIN)
 
 $(BUILD)/%.o: %.cpp
 	@mkdir -p $(dir $@)
@@ -53,7 +72,7 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
-$(TEST_BIN): $(TEST_OBJS) $(LIB)
+$(TEST_BIN): $(TEST_OBJS) $(LIB) $(CUDA_PLUGIN)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $(TEST_OBJS) $(LIB) $(LDLIBS) -o $@
 

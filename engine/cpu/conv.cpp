@@ -9,7 +9,7 @@
 namespace cw {
 
 namespace {
-constexpr int64_t kTargetColumns = 4096;
+constexpr int64_t kTargetColumns = 16384;
 constexpr int64_t kMaxWorkspaceFloats = int64_t(16) << 20;  // 64 MiB per buffer
 
 int64_t samples_per_chunk(const ConvGeometry& g) {
@@ -79,7 +79,11 @@ void col2im(const float* col, float* gx, const ConvGeometry& g, int64_t n0, int6
                         if (ih < 0 || ih >= g.h) continue;
                         float* d = gs + ih * g.w - g.pad + ks;
                         const float* s = src + oh * ow_n;
-                        for (int64_t ow = ow_lo; ow < ow_hi; ++ow) d[ow * g.stride] += s[ow];
+                        if (g.stride == 1) {  // unit stride vectorises
+                            for (int64_t ow = ow_lo; ow < ow_hi; ++ow) d[ow] += s[ow];
+                        } else {
+                            for (int64_t ow = ow_lo; ow < ow_hi; ++ow) d[ow * g.stride] += s[ow];
+                        }
                     }
                 }
         }
