@@ -133,7 +133,10 @@ void run_backward(const Tensor& root, bool retain_graph) {
             Tensor g(impl->grad);
             for (auto& hook : impl->hooks) hook(g);
             GradSink sink(*node);
-            node->backward(g, sink);
+            {
+                NoGradGuard plain;  // gradients are plain values: ops used inside a backward record nothing
+                node->backward(g, sink);
+            }
             if (auto* rec = TapeRecorder::active(); rec && node->tape_entry >= 0 &&
                                                      node->tape_entry < static_cast<long>(rec->entries().size())) {
                 auto& e = rec->entry(node->tape_entry);
