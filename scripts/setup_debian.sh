@@ -8,4 +8,4 @@ SUDO=""
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
     g++ make libopenblas-openmp-dev catch2 libstb-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libfmt-dev \
-    dataset-fashion-mnist xz-utils clang libclang-rt-14-dev ca-certificates curl
+    dataset-fashion-mnist xz-utils unzip clang libclang-rt-14-dev ca-certificates curl
