@@ -78,8 +78,10 @@ Sequential::Sequential(std::initializer_list<ModulePtr> modules) : Module("Seque
     for (const auto& m : modules) add(m);
 }
 
-Sequential& Sequential::add(ModulePtr m) {
-    register_module(std::to_string(layers_.size()), m);
+Sequential& Sequential::add(ModulePtr m) { return add(std::to_string(layers_.size()), std::move(m)); }
+
+Sequential& Sequential::add(const std::string& name, ModulePtr m) {
+    register_module(name, m);
     layers_.push_back(std::move(m));
     return *this;
 }

@@ -64,6 +64,13 @@ public:
     Tensor forward(const Tensor& x) override { return global_avg_pool2d(x); }
 };
 
+// nn.Identity: keeps a Sequential's child numbering where a layer is left out (VGG at 28x28).
+class Identity : public Module {
+public:
+    Identity() : Module("Identity") {}
+    Tensor forward(const Tensor& x) override { return x; }
+};
+
 class Flatten : public Module {
 public:
     Flatten() : Module("Flatten") {}
@@ -89,12 +96,14 @@ private:
     Tensor mean_, inv_std_;  // [1,C,1,1], not part of the state dict
 };
 
-// Children are named "0", "1", ... like torch.nn.Sequential.
+// Children are named "0", "1", ... like torch.nn.Sequential, or given names like
+// torch.nn.Sequential(OrderedDict(...)) (TRADES' SmallCNN: "feature_extractor.conv1").
 class Sequential : public Module {
 public:
     Sequential() : Module("Sequential") {}
     Sequential(std::initializer_list<ModulePtr> modules);
     Sequential& add(ModulePtr m);
+    Sequential& add(const std::string& name, ModulePtr m);
     Tensor forward(const Tensor& x) override;
     size_t size() const { return layers_.size(); }
     ModulePtr operator[](size_t i) const { return layers_.at(i); }

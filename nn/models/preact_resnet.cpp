@@ -24,9 +24,10 @@ Tensor PreActBlock::forward(const Tensor& x) {
 
 PreActResNet::PreActResNet(std::vector<int> blocks, int64_t num_classes, int64_t in_channels, int64_t input_size,
                            PreActShortcut variant, bool final_bn)
-    : Module("PreActResNet") {
+    : Classifier("PreActResNet") {
     if (blocks.size() != 4) throw Error("PreActResNet: expected 4 stages");
-    if (input_size % 8 != 0 || input_size < 8) throw Error("PreActResNet: input size must be a multiple of 8");
+    // three stride-2 stages: ceil(ceil(ceil(S/2)/2)/2) >= 1 for any S >= 1
+    require_positive_side(input_size, input_size, "PreActResNet");
     conv1_ = register_module("conv1", std::make_shared<Conv2d>(in_channels, 64, 3, 1, 1, false));
     const int64_t widths[4] = {64, 128, 256, 512};
     int64_t in = 64;
@@ -43,7 +44,7 @@ PreActResNet::PreActResNet(std::vector<int> blocks, int64_t num_classes, int64_t
     linear_ = register_module("linear", std::make_shared<Linear>(512, num_classes));
 }
 
-Tensor PreActResNet::forward(const Tensor& x) {
+Tensor PreActResNet::logits(const Tensor& x) {
     Tensor h = conv1_->forward(x);
     for (auto& stage : layers_) h = stage->forward(h);
     if (bn_) h = relu(bn_->forward(h));

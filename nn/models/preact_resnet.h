@@ -1,6 +1,6 @@
 #pragma once
 // PreAct ResNet-18 (He et al. 2016, the Rice / CFA / FAIR-TAT version; training.md §2.1).
-#include "nn/layers.h"
+#include "nn/models/classifier.h"
 
 namespace cw::nn {
 
@@ -19,12 +19,16 @@ private:
     PreActShortcut variant_;
 };
 
-class PreActResNet : public Module {
+// final_bn = false: FRL's pre_resnet.py, which has no BN + ReLU before the pooling (training.md §2.1).
+// The reference 4x4 average pool is a global average at 32x32; we pool globally at every input size (28: 4x4
+// map, 64: 8x8 map), so the classifier is always Linear(512, C).
+class PreActResNet : public Classifier {
 public:
     // blocks per stage, e.g. {2,2,2,2} for PreAct ResNet-18; input_size 32 (CIFAR), 64 (TinyImageNet), 28.
     PreActResNet(std::vector<int> blocks, int64_t num_classes, int64_t in_channels = 3, int64_t input_size = 32,
                  PreActShortcut variant = PreActShortcut::FromActivation, bool final_bn = true);
-    Tensor forward(const Tensor& x) override;
+protected:
+    Tensor logits(const Tensor& x) override;
 private:
     std::shared_ptr<Conv2d> conv1_;
     std::vector<std::shared_ptr<Sequential>> layers_;

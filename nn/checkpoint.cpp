@@ -1,0 +1,141 @@
+#include "nn/checkpoint.h"
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <vector>
+
+#include "nn/tensor_records.h"
+
+namespace cw::nn {
+
+namespace {
+// "a, b, c, ... and 12 more": names stay readable when a whole model mismatches.
+std::string name_list(const std::vector<std::string>& names, size_t limit = 12) {
+    std::string s;
+    for (size_t i = 0; i < names.size() && i < limit; ++i) s += (i ? ", " : "") + names[i];
+    if (names.size() > limit) s += ", ... and " + std::to_string(names.size() - limit) + " more";
+    return s;
+}
+}  // namespace
+
+const char* classwise_version() { return "0.1.0"; }
+
+Metadata checkpoint_metadata(const std::string& arch, const ModelConfig& cfg, const RunInfo& run) {
+    Metadata m = model_metadata(arch, cfg);
+    char eps[32];
+    std::snprintf(eps, sizeof eps, "%.9g", run.eps);
+    m["method"] = run.method;
+    m["eps"] = eps;
+    m["seed"] = std::to_string(run.seed);
+    return m;
+}
+
+void add_module_state(st::File& file, Module& model, const std::string& prefix) {
+    for (const auto& entry : model.state()) {
+        const std::string name = prefix + entry.name;
+        if (!file.tensors.emplace(name, record_from_tensor(*entry.tensor)).second)
+            throw Error("checkpoint: two state entries are named '" + name + "'");
+    }
+}
+
+std::string module_state_problems(Module& model, const Records& records, const std::string& source) {
+    std::vector<std::string> missing, unexpected, mismatched;
+    std::set<std::string> known;
+    for (const auto& entry : model.state()) {
+        known.insert(entry.name);
+        auto it = records.find(entry.name);
+        if (it == records.end()) {
+            missing.push_back(entry.name);
+            continue;
+        }
+        const std::string why = record_mismatch(*it->second, *entry.tensor);
+        if (!why.empty()) mismatched.push_back(entry.name + " (" + why + ")");
+    }
+    for (const auto& [name, rec] : records)
+        if (!known.count(name)) unexpected.push_back(name);
+    if (missing.empty() && unexpected.empty() && mismatched.empty()) return "";
+    std::string msg = source + ": checkpoint does not match the " + model.type_name() + " model";
+    if (!missing.empty()) msg += "; missing " + std::to_string(missing.size()) + ": " + name_list(missing);
+    if (!unexpected.empty()) msg += "; unexpected " + std::to_string(unexpected.size()) + ": " + name_list(unexpected);
+    if (!mismatched.empty())
+        msg += "; wrong shape or dtype " + std::to_string(mismatched.size()) + ": " + name_list(mismatched);
+    return msg;
+}
+
+void load_module_state(Module& model, const Records& records, const std::string& source) {
+    const std::string problems = module_state_problems(model, records, source);
+    if (!problems.empty()) throw CheckpointError(problems);
+    for (const auto& entry : model.state())
+        copy_record_into(*records.at(entry.name), *entry.tensor, source + ": tensor '" + entry.name + "'");
+}
+
+void save_model(Module& model, const std::string& path, const Metadata& metadata) {
+    st::File file;
+    file.metadata = metadata;
+    file.metadata.emplace("classwise_version", classwise_version());
+    add_module_state(file, model, "");
+    st::write_file(path, file);
+}
+
+void load_model(Module& model, const std::string& path) {
+    const st::File file = st::read_file(path);
+    Records records;
+    std::map<std::string, std::string> original;  // stripped -> as in the file, to report collisions
+    for (const auto& [name, rec] : file.tensors) {
+        const std::string key = st::strip_prefixes(name);
+        auto [it, fresh] = original.emplace(key, name);
+        if (!fresh)
+            throw CheckpointError(path + ": tensors '" + it->second + "' and '" + name +
+                                  "' both become '" + key + "' once the module./model. prefixes are stripped");
+        records[key] = &rec;
+    }
+    load_module_state(model, records, path);
+}
+
+Metadata read_metadata(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw st::IoError(path + ": cannot open for reading");
+    in.seekg(0, std::ios::end);
+    const auto file_size = static_cast<uint64_t>(in.tellg());
+    in.seekg(0);
+    uint8_t prefix[8] = {};
+    if (file_size < 8 || !in.read(reinterpret_cast<char*>(prefix), 8))
+        throw st::FormatError(path + ": file is shorter than the 8-byte header length (not a safetensors file)");
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; --i) n = (n << 8) | prefix[i];
+    if (n > st::kMaxHeaderBytes || n > file_size - 8)
+        throw st::FormatError(path + ": header length " + std::to_string(n) + " is impossible for a " +
+                              std::to_string(file_size) + "-byte file (truncated or not a safetensors file)");
+    std::string header(static_cast<size_t>(n), '\0');
+    if (!in.read(header.data(), static_cast<std::streamsize>(n))) throw st::IoError(path + ": read failed");
+    // Only two levels matter here; deeper values (shapes, offsets) are dropped while parsing.
+    const auto keep_shallow = [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) { return depth <= 2; };
+    const nlohmann::json j = nlohmann::json::parse(header, keep_shallow, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) throw st::FormatError(path + ": header is not a JSON object");
+    Metadata out;
+    auto it = j.find("__metadata__");
+    if (it == j.end()) return out;
+    if (!it->is_object()) throw st::FormatError(path + ": __metadata__ is not a JSON object");
+    for (const auto& [key, value] : it->items()) {
+        if (!value.is_string()) throw st::FormatError(path + ": __metadata__ value for '" + key + "' is not a string");
+        out[key] = value.get<std::string>();
+    }
+    return out;
+}
+
+LoadedModel load_model_from_checkpoint(const std::string& path) {
+    LoadedModel out;
+    out.metadata = read_metadata(path);
+    try {
+        out.spec = model_spec_from_metadata(out.metadata);
+    } catch (const Error& e) {
+        throw CheckpointError(path + ": " + e.what());
+    }
+    out.model = make_model(out.spec.arch, out.spec.config);
+    load_model(*out.model, path);
+    return out;
+}
+
+}  // namespace cw::nn

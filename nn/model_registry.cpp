@@ -1,0 +1,199 @@
+#include "nn/model_registry.h"
+
+#include <cstdio>
+#include <functional>
+#include <sstream>
+
+#include "nn/models/densenet.h"
+#include "nn/models/googlenet.h"
+#include "nn/models/gtsrb_cnn.h"
+#include "nn/models/lenet5.h"
+#include "nn/models/mnist_wong.h"
+#include "nn/models/resnet.h"
+#include "nn/models/small_cnn.h"
+#include "nn/models/vgg.h"
+#include "nn/models/wide_resnet.h"
+
+namespace cw::nn {
+
+namespace {
+using Factory = std::function<std::shared_ptr<Classifier>(const ModelConfig&)>;
+
+// Models whose constructor takes (num_classes, in_channels, input_size).
+template <class M>
+Factory plain() {
+    return [](const ModelConfig& c) { return std::make_shared<M>(c.num_classes, c.in_channels, c.input_size); };
+}
+
+Factory vgg(int depth) {
+    return [=](const ModelConfig& c) { return std::make_shared<VGG>(depth, c.num_classes, c.in_channels, c.input_size); };
+}
+
+Factory resnet(ResNet::Block block, std::vector<int> stages) {
+    return [=](const ModelConfig& c) {
+        return std::make_shared<ResNet>(block, stages, c.num_classes, c.in_channels, c.input_size);
+    };
+}
+
+Factory preact_resnet18() {
+    return [](const ModelConfig& c) {
+        return std::make_shared<PreActResNet>(std::vector<int>{2, 2, 2, 2}, c.num_classes, c.in_channels,
+                                              c.input_size, c.preact_shortcut, c.preact_final_bn);
+    };
+}
+
+Factory wide_resnet(int depth) {
+    return [=](const ModelConfig& c) {
+        return std::make_shared<WideResNet>(depth, 10, c.num_classes, c.in_channels, c.input_size, c.wrn_sub_block1);
+    };
+}
+
+Factory densenet(std::vector<int> stages) {
+    return [=](const ModelConfig& c) {
+        return std::make_shared<DenseNet>(stages, 32, c.num_classes, c.in_channels, c.input_size);
+    };
+}
+
+// Ordered as model_names() lists them: small MNIST/GTSRB nets first, then CIFAR architectures.
+const std::vector<std::pair<std::string, Factory>>& registry() {
+    using B = ResNet::Block;
+    static const std::vector<std::pair<std::string, Factory>> table = {
+        {"lenet5", plain<LeNet5>()},
+        {"small_cnn", plain<SmallCNN>()},
+        {"mnist_wong", plain<MnistWong>()},
+        {"gtsrb_cnn", plain<GtsrbCnn>()},
+        {"vgg16", vgg(16)},
+        {"vgg19", vgg(19)},
+        {"resnet18", resnet(B::Basic, {2, 2, 2, 2})},
+        {"resnet34", resnet(B::Basic, {3, 4, 6, 3})},
+        {"resnet50", resnet(B::Bottleneck, {3, 4, 6, 3})},
+        {"preact_resnet18", preact_resnet18()},
+        {"wrn28_10", wide_resnet(28)},
+        {"wrn34_10", wide_resnet(34)},
+        {"densenet121", densenet({6, 12, 24, 16})},
+        {"densenet169", densenet({6, 12, 32, 32})},
+        {"googlenet", plain<GoogLeNet>()},
+    };
+    return table;
+}
+
+std::string join_names() {
+    std::string s;
+    for (const auto& [name, f] : registry()) s += (s.empty() ? "" : ", ") + name;
+    return s;
+}
+
+std::string floats_to_string(const std::vector<float>& v) {
+    if (v.empty()) return "none";
+    std::string s;
+    char buf[32];
+    for (float x : v) {
+        std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(x));  // 9 digits: exact float round trip
+        s += (s.empty() ? "" : ",") + std::string(buf);
+    }
+    return s;
+}
+
+[[noreturn]] void bad_value(const std::string& key, const std::string& value, const std::string& expected) {
+    throw Error("model metadata: " + key + " = '" + value + "' is not " + expected);
+}
+
+std::vector<float> floats_from_string(const std::string& key, const std::string& s) {
+    std::vector<float> out;
+    if (s.empty() || s == "none") return out;
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        try {
+            size_t used = 0;
+            out.push_back(std::stof(item, &used));
+            if (used != item.size()) throw std::invalid_argument(item);
+        } catch (const std::exception&) {
+            bad_value(key, s, "a comma-separated list of numbers");
+        }
+    }
+    return out;
+}
+
+int64_t int_from_string(const std::string& key, const std::string& s) {
+    try {
+        size_t used = 0;
+        const long long v = std::stoll(s, &used);
+        if (used == s.size() && v > 0) return v;
+    } catch (const std::exception&) {
+    }
+    bad_value(key, s, "a positive integer");
+}
+
+bool bool_from_string(const std::string& key, const std::string& s) {
+    if (s == "true" || s == "1") return true;
+    if (s == "false" || s == "0") return false;
+    bad_value(key, s, "true or false");
+}
+}  // namespace
+
+std::shared_ptr<Module> make_model(const std::string& arch, const ModelConfig& cfg) {
+    for (const auto& [name, factory] : registry()) {
+        if (name != arch) continue;
+        if (cfg.normalize_mean.size() != cfg.normalize_std.size())
+            throw Error("make_model: normalize_mean and normalize_std must both be given, with equal lengths");
+        if (!cfg.normalize_mean.empty() && static_cast<int64_t>(cfg.normalize_mean.size()) != cfg.in_channels)
+            throw Error("make_model: " + std::to_string(cfg.normalize_mean.size()) + " normalisation values for " +
+                        std::to_string(cfg.in_channels) + " input channels");
+        if (cfg.num_classes < 1 || cfg.in_channels < 1 || cfg.input_size < 1)
+            throw Error("make_model: num_classes, in_channels and input_size must be positive");
+        auto model = factory(cfg);
+        model->set_normalization(cfg.normalize_mean, cfg.normalize_std);
+        return model;
+    }
+    throw Error("unknown model architecture '" + arch + "'; known: " + join_names());
+}
+
+std::vector<std::string> model_names() {
+    std::vector<std::string> names;
+    for (const auto& [name, f] : registry()) names.push_back(name);
+    return names;
+}
+
+Metadata model_metadata(const std::string& arch, const ModelConfig& cfg) {
+    return {
+        {"arch", arch},
+        {"num_classes", std::to_string(cfg.num_classes)},
+        {"in_channels", std::to_string(cfg.in_channels)},
+        {"input_size", std::to_string(cfg.input_size)},
+        {"normalize_mean", floats_to_string(cfg.normalize_mean)},
+        {"normalize_std", floats_to_string(cfg.normalize_std)},
+        {"preact_shortcut", cfg.preact_shortcut == PreActShortcut::FromActivation ? "activation" : "input"},
+        {"preact_final_bn", cfg.preact_final_bn ? "true" : "false"},
+        {"wrn_sub_block1", cfg.wrn_sub_block1 ? "true" : "false"},
+    };
+}
+
+ModelSpec model_spec_from_metadata(const Metadata& m) {
+    auto get = [&](const std::string& key) -> const std::string* {
+        auto it = m.find(key);
+        return it == m.end() ? nullptr : &it->second;
+    };
+    ModelSpec spec;
+    const std::string* arch = get("arch");
+    const std::string* classes = get("num_classes");
+    for (const char* key : {"arch", "num_classes"})
+        if (!get(key)) throw Error(std::string("model metadata has no '") + key + "': cannot tell which model to build");
+    spec.arch = *arch;
+    ModelConfig& c = spec.config;
+    c.num_classes = int_from_string("num_classes", *classes);
+    if (auto v = get("in_channels")) c.in_channels = int_from_string("in_channels", *v);
+    if (auto v = get("input_size")) c.input_size = int_from_string("input_size", *v);
+    if (auto v = get("normalize_mean")) c.normalize_mean = floats_from_string("normalize_mean", *v);
+    if (auto v = get("normalize_std")) c.normalize_std = floats_from_string("normalize_std", *v);
+    if (auto v = get("preact_shortcut")) {
+        if (*v == "activation") c.preact_shortcut = PreActShortcut::FromActivation;
+        else if (*v == "input") c.preact_shortcut = PreActShortcut::FromInput;
+        else bad_value("preact_shortcut", *v, "'activation' or 'input'");
+    }
+    if (auto v = get("preact_final_bn")) c.preact_final_bn = bool_from_string("preact_final_bn", *v);
+    if (auto v = get("wrn_sub_block1")) c.wrn_sub_block1 = bool_from_string("wrn_sub_block1", *v);
+    return spec;
+}
+
+}  // namespace cw::nn
