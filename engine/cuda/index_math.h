@@ -1,0 +1,175 @@
+#pragma once
+// The index arithmetic of the CUDA kernels as plain functions, compiled for both host and device, so that
+// tests/test_cuda_index_math.cpp can check them against brute force on a machine without a GPU. Kernels call
+// exactly these functions; nothing here touches memory other than through its arguments.
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/backend.h"
+
+#ifdef __CUDACC__
+#define CW_HD __host__ __device__ inline
+#else
+#define CW_HD inline
+#endif
+
+namespace cw::cuda {
+
+// ---- broadcasting ------------------------------------------------------------------------------------------------
+// Offsets into a and b of output element i (row-major over bi.out_shape; broadcast dims have stride 0).
+CW_HD void broadcast_offsets(const BroadcastIndex& bi, int64_t i, int64_t& ao, int64_t& bo) {
+    if (bi.ndim == 1) {  // the common cases (same shape, tensor-scalar) need no division
+        ao = i * bi.a_stride[0];
+        bo = i * bi.b_stride[0];
+        return;
+    }
+    ao = 0;
+    bo = 0;
+    int64_t rem = i;
+    for (int d = bi.ndim - 1; d >= 0; --d) {
+        const int64_t coord = rem % bi.out_shape[d];
+        rem /= bi.out_shape[d];
+        ao += coord * bi.a_stride[d];
+        bo += coord * bi.b_stride[d];
+    }
+}
+
+// sum_to: y (the broadcast operand, strides bi.a_stride, 0 where it broadcasts) = sum of x (bi.out_shape, contiguous)
+// over the broadcast dims. Kept dims are those where y has a stride; y is contiguous over them, in order.
+struct SumToPlan {
+    int n_kept = 0, n_red = 0;
+    int kept[BroadcastIndex::kMaxDims] = {};
+    int red[BroadcastIndex::kMaxDims] = {};
+    int64_t shape[BroadcastIndex::kMaxDims] = {};
+    int64_t y_stride[BroadcastIndex::kMaxDims] = {};  // strides of y over its kept dims
+    int64_t x_stride[BroadcastIndex::kMaxDims] = {};  // row-major strides of x over all dims
+    int64_t reduce_count = 1;                         // product of the reduced dims (contributions per y element)
+};
+
+inline SumToPlan make_sum_to_plan(const BroadcastIndex& bi) {
+    SumToPlan p;
+    int64_t stride = 1;
+    for (int d = bi.ndim - 1; d >= 0; --d) {
+        p.shape[d] = bi.out_shape[d];
+        p.x_stride[d] = stride;
+        stride *= bi.out_shape[d];
+        p.y_stride[d] = bi.a_stride[d];
+    }
+    for (int d = 0; d < bi.ndim; ++d) {
+        if (bi.a_stride[d] != 0) {
+            p.kept[p.n_kept++] = d;
+        } else {
+            p.red[p.n_red++] = d;
+            p.reduce_count *= bi.out_shape[d];
+        }
+    }
+    return p;
+}
+
+// x offset of y element yi's first contribution (all reduced coordinates 0).
+CW_HD int64_t sum_to_base(const SumToPlan& p, int64_t yi) {
+    int64_t xo = 0;
+    for (int k = 0; k < p.n_kept; ++k) {
+        const int d = p.kept[k];
+        xo += (yi / p.y_stride[d]) % p.shape[d] * p.x_stride[d];
+    }
+    return xo;
+}
+
+// x offset, relative to the base, of contribution r (the last reduced dim varies fastest).
+CW_HD int64_t sum_to_step(const SumToPlan& p, int64_t r) {
+    int64_t xo = 0;
+    for (int k = p.n_red - 1; k >= 0; --k) {
+        const int d = p.red[k];
+        xo += (r % p.shape[d]) * p.x_stride[d];
+        r /= p.shape[d];
+    }
+    return xo;
+}
+
+// ---- reductions along an axis (values px[d * stride], d < dim) ---------------------------------------------------
+CW_HD bool is_nan(float v) { return v != v; }
+
+// argmax: ties keep the first index; the first NaN wins (PyTorch).
+CW_HD int64_t argmax_strided(const float* px, int64_t stride, int64_t dim) {
+    int64_t best = 0;
+    float bv = px[0];
+    for (int64_t d = 1; d < dim; ++d) {
+        const float val = px[d * stride];
+        if (val > bv || is_nan(val)) {
+            best = d;
+            bv = val;
+            if (is_nan(val)) break;
+        }
+    }
+    return best;
+}
+
+// Top-k by repeated scans: the next pick is the largest element in the order (value descending, index ascending)
+// that comes after the previous pick (prev < 0: none yet). Returns -1 only when nothing qualifies (NaN inputs).
+CW_HD int64_t topk_next(const float* px, int64_t stride, int64_t dim, float prev_value, int64_t prev) {
+    int64_t best = -1;
+    float bv = 0.f;
+    for (int64_t d = 0; d < dim; ++d) {
+        const float val = px[d * stride];
+        if (prev >= 0 && !(val < prev_value || (val == prev_value && d > prev))) continue;
+        if (best < 0 || val > bv) {  // d ascends, so a tie keeps the lower index
+            best = d;
+            bv = val;
+        }
+    }
+    return best;
+}
+
+// ---- pooling -----------------------------------------------------------------------------------------------------
+// Outputs along one axis whose window [o*stride - pad, o*stride - pad + kernel) contains input coordinate `in`
+// (0 <= in): o in [lo, hi], empty when hi < lo.
+CW_HD void pool_covering(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t out_n, int64_t& lo,
+                         int64_t& hi) {
+    const int64_t t = in + pad - kernel + 1;  // o * stride >= t
+    lo = t <= 0 ? 0 : (t + stride - 1) / stride;
+    hi = (in + pad) / stride;  // o * stride <= in + pad
+    if (hi > out_n - 1) hi = out_n - 1;
+}
+
+// ---- per-channel split reductions ------------------------------------------------------------------------------
+// Split s of `splits` covers samples [n0, n1) of `outer`; the splits tile [0, outer) in order.
+CW_HD void split_range(int64_t s, int64_t splits, int64_t outer, int64_t& n0, int64_t& n1) {
+    n0 = s * outer / splits;
+    n1 = (s + 1) * outer / splits;
+}
+
+// ---- GEMM --------------------------------------------------------------------------------------------------------
+// The column-major call (cuBLAS) that computes the row-major C[m,n] = alpha op(A) op(B) + beta C: a row-major
+// matrix read column-major is its transpose, so C^T = op(B)^T op(A)^T, i.e. the operands swap, m and n swap, and
+// each operand keeps its transpose flag and leading dimension.
+struct ColumnMajorGemm {
+    bool trans_first, trans_second;
+    int64_t m, n, k;
+    const float* first;
+    int64_t ld_first;
+    const float* second;
+    int64_t ld_second;
+};
+
+inline ColumnMajorGemm column_major_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
+                                         int64_t lda, const float* b, int64_t ldb) {
+    return {trans_b, trans_a, n, m, k, b, ldb, a, lda};
+}
+
+// ---- caching allocator -----------------------------------------------------------------------------------------
+// Block size for a request: at least 512 bytes, then four buckets per octave (p/2 + j*p/8, j = 1..4), so at most
+// 25% of a block is unused. Requests beyond 64 TiB (none real) are only rounded to 512 bytes.
+inline size_t bucket_size(size_t bytes) {
+    constexpr size_t kMinBlock = 512;
+    if (bytes <= kMinBlock) return kMinBlock;
+    if (bytes > (size_t(1) << 46)) return (bytes + kMinBlock - 1) / kMinBlock * kMinBlock;
+    size_t p = kMinBlock;
+    while (p < bytes) p <<= 1;  // p/2 < bytes <= p, p >= 1024
+    const size_t step = p / 8;
+    size_t s = p / 2 + step;
+    while (s < bytes) s += step;
+    return s;
+}
+
+}  // namespace cw::cuda
