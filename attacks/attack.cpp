@@ -1,0 +1,110 @@
+#include "attacks/attack.h"
+
+#include <iostream>
+#include <sstream>
+#include <nlohmann/json.hpp>
+
+namespace cw::attacks {
+
+const char* mode_name(ModelMode m) { return m == ModelMode::Eval ? "eval" : "train"; }
+const char* norm_name(Norm n) { return n == Norm::Linf ? "linf" : "l2"; }
+
+std::vector<float> class_wise(const std::vector<int32_t>& labels, const std::vector<float>& per_class) {
+    std::vector<float> out;
+    out.reserve(labels.size());
+    for (int32_t y : labels) {
+        CW_CHECK(y >= 0 && static_cast<size_t>(y) < per_class.size(), Error,
+                 "class_wise: label " + std::to_string(y) + " has no per-class value (" +
+                     std::to_string(per_class.size()) + " given)");
+        out.push_back(per_class[y]);
+    }
+    return out;
+}
+
+std::ostream*& default_attack_log() {
+    static std::ostream* log = &std::cout;
+    return log;
+}
+
+ModeScope::ModeScope(nn::Module& model, ModelMode mode) : model_(model), was_training_(model.is_training()) {
+    model_.train(mode == ModelMode::Train);
+}
+ModeScope::~ModeScope() { model_.train(was_training_); }
+
+nlohmann::json Attack::base_config(const std::string& type) const {
+    return {{"type", type}, {"norm", norm_name(norm_)}, {"eps", eps_}, {"targeted", targeted()},
+            {"mode", mode_name(mode_)}};
+}
+
+std::string Attack::describe() const {
+    std::ostringstream os;
+    os << name() << ": " << norm_name(norm_) << " eps=" << eps_ << " (" << eps_ * 255 << "/255)";
+    const nlohmann::json c = config();
+    for (const auto& [key, value] : c.items()) {
+        if (key == "type" || key == "norm" || key == "eps" || key == "mode" || key == "parts") continue;
+        os << " " << key << "=";
+        if (value.is_string()) os << value.get<std::string>();
+        else if (value.is_number_float()) os << static_cast<float>(value.get<double>());
+        else os << value.dump();
+    }
+    os << " | model mode: "
+       << (mode_ == ModelMode::Eval ? "eval (BN running statistics, dropout off)"
+                                    : "train (BN batch statistics, running statistics updated, dropout on)");
+    return os.str();
+}
+
+namespace {
+void check_inputs(const std::string& who, const Tensor& x, const Tensor& y, const Images& xs,
+                  const PerSample& ps) {
+    const int64_t n = xs.n;
+    CW_CHECK(y.dtype() == DType::I32 && y.ndim() == 1 && y.size(0) == n, ShapeError,
+             who + ": labels must be int32 [" + std::to_string(n) + "], got " + y.describe());
+    for (float v : xs.v)
+        CW_CHECK(v >= 0.f && v <= 1.f, Error, who + ": input images must lie in [0, 1] (normalisation belongs to the model)");
+    auto check_size = [&](size_t size, const char* what) {
+        CW_CHECK(size == 0 || size == static_cast<size_t>(n), ShapeError,
+                 who + ": per-sample " + what + " has " + std::to_string(size) + " entries for " +
+                     std::to_string(n) + " samples");
+    };
+    check_size(ps.eps.size(), "eps");
+    check_size(ps.alpha.size(), "alpha");
+    check_size(ps.targets.size(), "targets");
+    (void)x;
+}
+}  // namespace
+
+AttackResult Attack::run(nn::Module& model, const Tensor& x, const Tensor& y, Rng& rng, const PerSample& ps) {
+    const Images xs = from_tensor(x);
+    check_inputs(name(), x, y, xs, ps);
+    const std::vector<int32_t> labels = y.to_int_vector();
+
+    ModeScope scope(model, mode_);
+    if (!announced_ && log_) {
+        *log_ << "[attack] " << describe() << "\n";
+        announced_ = true;
+    }
+
+    AttackResult result;
+    if (xs.n == 0) {
+        result.x_adv = x.clone();
+        return result;
+    }
+    ModelOracle oracle(model, x.device());
+    AttackContext ctx{oracle, xs, labels, ps.eps.empty() ? std::vector<float>(xs.n, eps_) : ps.eps, ps, rng};
+    Perturbation p = perturb(ctx);
+
+    result.x_adv = to_tensor(p.x_adv, x.device());
+    result.targets = std::move(p.targets);
+    result.queries = std::move(p.queries);
+    if (mode_ == ModelMode::Eval) {
+        result.pred = p.pred.empty() ? oracle.forward(p.x_adv).preds() : std::move(p.pred);
+        if (!targeted() || result.targets.size() == labels.size()) {
+            result.success.resize(static_cast<size_t>(xs.n));
+            for (int64_t i = 0; i < xs.n; ++i)
+                result.success[i] = targeted() ? result.pred[i] == result.targets[i] : result.pred[i] != labels[i];
+        }
+    }
+    return result;
+}
+
+}  // namespace cw::attacks

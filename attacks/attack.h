@@ -1,0 +1,118 @@
+#pragma once
+// The common attack interface (attacks.md §0).
+//
+//   auto pgd = attacks::make_attack("pgd20", {.eps = 8.f / 255});
+//   AttackResult r = pgd->run(model, x, y, rng);            // x in [0,1] [N,C,H,W], y int32 [N]
+//
+// run() puts the model into the attack's BN/dropout mode (an explicit constructor argument, printed in one line
+// the first time the attack runs) and restores the previous mode afterwards. All randomness comes from `rng`, so
+// the same seed gives the same x_adv. Gradient steps compute input gradients only (see oracle.h).
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "attacks/images.h"
+#include "attacks/oracle.h"
+#include "engine/rng.h"
+#include "nn/module.h"
+
+namespace cw::attacks {
+
+// BN/dropout mode while the attack crafts x_adv (attacks.md §0.1): evaluation attacks use Eval; some training
+// methods (PGD-AT, CFA, FAIR-TAT, CFA's FAT) craft in Train mode, which updates BN running statistics.
+enum class ModelMode { Eval, Train };
+enum class Norm { Linf, L2 };
+const char* mode_name(ModelMode m);   // "eval" / "train"
+const char* norm_name(Norm n);        // "linf" / "l2"
+
+// The log stream new attacks start with (std::cout unless changed; tests set nullptr to keep output short).
+std::ostream*& default_attack_log();
+
+// Optional per-sample overrides (each empty, or one entry per sample).
+struct PerSample {
+    std::vector<float> eps;        // radius ε_i (CFA / FAIR-TAT / FRL class-wise ε); default: the attack's ε
+    std::vector<float> alpha;      // step α_i; default: the attack's step rule
+    std::vector<int32_t> targets;  // target classes of a targeted attack; default: the attack's target rule
+};
+
+// ε_i = per_class[y_i] (CFA / FAIR-TAT class-wise radii), for PerSample::eps.
+std::vector<float> class_wise(const std::vector<int32_t>& labels, const std::vector<float>& per_class);
+
+struct AttackResult {
+    Tensor x_adv;                   // [N, C, H, W] in [0, 1], on the device of x
+    // From one extra forward pass at x_adv, or from the attack itself where it knows them (eval mode only — a
+    // train-mode forward would move the BN running statistics, so train-mode attacks leave these two empty):
+    std::vector<uint8_t> success;   // untargeted: argmax f(x_adv) ≠ y; targeted: argmax f(x_adv) = target
+    std::vector<int32_t> pred;      // argmax f(x_adv)
+    std::vector<int32_t> targets;   // targeted attacks: the target of every sample
+    std::vector<int64_t> queries;   // model queries per sample, for attacks that count them (Square)
+};
+
+// What an attack's perturb() works with.
+struct AttackContext {
+    ModelOracle& model;
+    const Images& x;                // clean images (host)
+    const std::vector<int32_t>& y;  // labels
+    std::vector<float> eps;         // ε_i for every sample, already resolved
+    const PerSample& per_sample;
+    Rng& rng;
+};
+
+struct Perturbation {
+    Perturbation(Images x, std::vector<int32_t> t = {}, std::vector<int64_t> q = {})
+        : x_adv(std::move(x)), targets(std::move(t)), queries(std::move(q)) {}
+    Images x_adv;
+    std::vector<int32_t> targets;   // targeted attacks
+    std::vector<int64_t> queries;   // attacks that count queries
+    // argmax f(x_adv), if the attack already knows it (Square does: a final check would cost a query beyond its
+    // budget); otherwise run() spends one forward pass to find it.
+    std::vector<int32_t> pred;
+};
+
+class Attack {
+public:
+    Attack(Norm norm, float eps, ModelMode mode) : norm_(norm), eps_(eps), mode_(mode) {}
+    virtual ~Attack() = default;
+
+    AttackResult run(nn::Module& model, const Tensor& x, const Tensor& y, Rng& rng, const PerSample& per_sample = {});
+
+    virtual std::string name() const = 0;           // "pgd20", "apgd-ce", ... (results.json "name")
+    virtual nlohmann::json config() const = 0;      // results.json "attack" object ("type", "norm", "eps", ...)
+    virtual bool targeted() const { return false; }
+
+    Norm norm() const { return norm_; }
+    float eps() const { return eps_; }
+    ModelMode mode() const { return mode_; }
+    // The start line: name, norm, ε, the other settings, and the model mode.
+    std::string describe() const;
+    // Where the start line goes; nullptr silences the attack.
+    virtual void set_log(std::ostream* log) { log_ = log; }
+    std::ostream* log() const { return log_; }
+
+protected:
+    virtual Perturbation perturb(AttackContext& ctx) = 0;
+    // config() entries every attack shares: type, norm, eps, mode, targeted.
+    nlohmann::json base_config(const std::string& type) const;
+
+private:
+    Norm norm_;
+    float eps_;
+    ModelMode mode_;
+    std::ostream* log_ = default_attack_log();
+    bool announced_ = false;
+};
+
+// Sets the model's mode for the lifetime of the scope and restores the previous one.
+class ModeScope {
+public:
+    ModeScope(nn::Module& model, ModelMode mode);
+    ~ModeScope();
+private:
+    nn::Module& model_;
+    bool was_training_;
+};
+
+}  // namespace cw::attacks

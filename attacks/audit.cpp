@@ -1,0 +1,209 @@
+#include "attacks/audit.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "attacks/evaluator.h"
+#include "attacks/registry.h"
+#include "datasets/batch.h"
+#include "datasets/registry.h"
+#include "nn/checkpoint.h"
+
+namespace cw::attacks {
+
+float parse_fraction(const std::string& flag, const std::string& text) {
+    auto number = [&](const std::string& s) {
+        size_t used = 0;
+        double v = 0;
+        try {
+            v = std::stod(s, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used == 0 || used != s.size() || !std::isfinite(v))
+            throw std::invalid_argument(flag + ": expected a number or a fraction like 8/255, got '" + text + "'");
+        return v;
+    };
+    const size_t slash = text.find('/');
+    const double v = slash == std::string::npos ? number(text) : number(text.substr(0, slash)) / number(text.substr(slash + 1));
+    if (!(v >= 0) || !std::isfinite(v))
+        throw std::invalid_argument(flag + ": must be a non-negative finite number, got '" + text + "'");
+    return static_cast<float>(v);
+}
+
+namespace {
+struct Args {
+    std::string arch, weights, dataset, split = "test", data_dir, attacks = "clean,pgd20,autoattack";
+    std::string eps = "8/255", alpha = "2/255", device = "auto", out;
+    int64_t n = -1, batch_size = 250;
+    uint64_t seed = 0;
+    bool resume = false;
+};
+
+std::vector<std::string> split_list(const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, ','))
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+// Re-throws any error with the flag it concerns in front, so the one-line message names it.
+template <class F>
+auto with_flag(const std::string& flag, F f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const std::exception& e) {
+        const std::string what = e.what();
+        if (what.rfind("--", 0) == 0) throw;   // already names a flag
+        throw std::runtime_error(flag + ": " + what);
+    }
+}
+
+std::shared_ptr<nn::Module> load_model(const Args& a, const nn::Metadata& md, const data::DatasetInfo& info) {
+    nn::ModelSpec spec;
+    if (md.count("arch")) {
+        spec = nn::model_spec_from_metadata(md);
+        if (!a.arch.empty() && a.arch != spec.arch)
+            throw std::runtime_error("--arch: " + a.arch + " disagrees with the checkpoint's arch " + spec.arch);
+    } else {
+        if (a.arch.empty())
+            throw std::runtime_error("--arch: the checkpoint has no architecture metadata; name it with --arch");
+        // No metadata: the dataset's geometry, no normalisation (the checkpoint cannot tell us any).
+        spec.arch = a.arch;
+        spec.config.num_classes = info.num_classes;
+        spec.config.in_channels = info.channels;
+        spec.config.input_size = info.height;
+    }
+    if (spec.config.num_classes != info.num_classes)
+        throw std::runtime_error("--weights: the model has " + std::to_string(spec.config.num_classes) +
+                                 " classes, dataset " + info.name + " has " + std::to_string(info.num_classes));
+    auto model = with_flag("--arch", [&] { return nn::make_model(spec.arch, spec.config); });
+    nn::load_model(*model, a.weights);
+    return model;
+}
+
+int run(const Args& a, std::ostream& out) {
+    const float eps = parse_fraction("--eps", a.eps);
+    const float alpha = parse_fraction("--alpha", a.alpha);
+    if (a.batch_size < 1) throw std::invalid_argument("--batch-size: must be at least 1");
+    if (a.n == 0 || a.n < -1) throw std::invalid_argument("--n: must be positive (or omitted for the whole split)");
+
+    // Attacks first: a typo should fail before minutes of loading.
+    AttackOptions ao;
+    ao.eps = eps;
+    ao.alpha = alpha;
+    std::vector<std::unique_ptr<Attack>> attacks;
+    for (const std::string& name : split_list(a.attacks)) {
+        if (name == "clean") continue;   // always evaluated
+        attacks.push_back(with_flag("--attacks", [&] { return make_attack(name, ao); }));
+    }
+    const Device device = with_flag("--device", [&] { return resolve_device(a.device, false); });
+    std::string why;
+    out << "device: " << device.str()
+        << (a.device == "auto" && device.is_cpu() && !cuda_available(&why) ? " (auto: no usable GPU: " + why + ")" : "")
+        << std::endl;
+    const nn::Metadata md = with_flag("--weights", [&] { return nn::read_metadata(a.weights); });
+    const data::DatasetInfo& info = with_flag("--dataset", [&]() -> const data::DatasetInfo& {
+        return data::dataset_info(a.dataset);
+    });
+    const auto dataset = std::make_shared<data::Dataset>(
+        with_flag("--dataset", [&] { return data::load_dataset(a.dataset, a.split, a.data_dir); }));
+    auto model = with_flag("--weights", [&] { return load_model(a, md, info); });
+    model->to(device);
+    model->eval();
+
+    const int64_t n = a.n < 0 ? dataset->size() : std::min<int64_t>(a.n, dataset->size());
+    const int64_t bs = a.batch_size;
+    BatchSource source;
+    source.num_batches = (n + bs - 1) / bs;
+    source.batch = [dataset, n, bs, device](int64_t b) {
+        std::vector<int64_t> idx;
+        for (int64_t i = b * bs; i < std::min(n, (b + 1) * bs); ++i) idx.push_back(i);   // the first n samples
+        const data::Batch batch = data::make_batch(*dataset, idx, device);
+        return EvalBatch{batch.images, batch.labels, batch.indices};
+    };
+
+    EvalOptions opt;
+    opt.out_dir = a.out;
+    opt.resume = a.resume;
+    opt.log = &out;
+    opt.info.experiment = "audit";
+    opt.info.dataset = a.dataset;
+    opt.info.split = a.split;
+    opt.info.checkpoint = a.weights;
+    opt.info.seed = a.seed;
+    opt.info.device = device.is_cuda() ? "cuda" : "cpu";
+    opt.info.classes = dataset->class_names;
+    opt.run_key = {{"dataset", a.dataset}, {"split", a.split}, {"weights", a.weights}, {"n", n}, {"batch_size", bs}};
+    opt.info.arch = md.count("arch") ? md.at("arch") : a.arch;
+    opt.info.method = md.count("method") ? md.at("method") : "unknown";
+
+    out << "audit: " << a.weights << " (" << opt.info.arch << ") on " << a.dataset << "/" << a.split << ", " << n
+        << " samples in " << source.num_batches << " batches, eps " << eps << " (" << eps * 255 << "/255)"
+        << std::endl;
+    std::vector<Attack*> list;
+    for (auto& at : attacks) {
+        at->set_log(&out);   // start lines go with the progress lines
+        list.push_back(at.get());
+    }
+    evaluate(*model, source, list, opt);
+    out << "wrote " << a.out << "/results.json and " << a.out << "/records.csv" << std::endl;
+    return 0;
+}
+}  // namespace
+
+int audit_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+    Args a;
+    CLI::App app{"Evaluate a checkpoint under adversarial attacks, class by class", "audit"};
+    app.add_option("--arch", a.arch, "architecture (only for checkpoints without metadata)");
+    app.add_option("--weights", a.weights, "model checkpoint (.safetensors), required");
+    app.add_option("--dataset", a.dataset, "dataset name (mnist, cifar10, ...), required");
+    app.add_option("--split", a.split, "dataset split")->capture_default_str();
+    app.add_option("--data-dir", a.data_dir, "data folder (default: $CLASSWISE_DATA or ./data)");
+    app.add_option("--attacks", a.attacks, "comma-separated: clean,fgsm,pgd20,cw20,apgd-ce,apgd-t,fab-t,square5000,autoattack")
+        ->capture_default_str();
+    app.add_option("--eps", a.eps, "radius, a fraction like 8/255 or a number")->capture_default_str();
+    app.add_option("--alpha", a.alpha, "PGD / CW step size")->capture_default_str();
+    app.add_option("--n", a.n, "evaluate the first N samples (default: all)");
+    app.add_option("--batch-size", a.batch_size, "batch size")->capture_default_str();
+    app.add_option("--device", a.device, "auto, cpu or cuda")->capture_default_str();
+    app.add_option("--out", a.out, "output folder, required");
+    app.add_option("--seed", a.seed, "seed of every attack's randomness")->capture_default_str();
+    app.add_flag("--resume", a.resume, "continue an interrupted run from --out/eval_state.json");
+    // Unknown arguments are reported before missing ones: a misspelt flag is the likelier mistake.
+    app.allow_extras();
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp&) {
+        out << app.help();
+        return 0;
+    } catch (const CLI::ParseError& e) {
+        err << "audit: " << e.what() << "\n";
+        return 1;
+    }
+    if (!app.remaining().empty()) {
+        err << "audit: unknown argument " << app.remaining().front() << " (see audit --help)\n";
+        return 1;
+    }
+    for (const auto& [flag, value] : {std::pair<const char*, std::string*>{"--weights", &a.weights},
+                                      {"--dataset", &a.dataset}, {"--out", &a.out}})
+        if (value->empty()) {
+            err << "audit: " << flag << " is required\n";
+            return 1;
+        }
+    try {
+        return run(a, out);
+    } catch (const std::exception& e) {
+        std::string what = e.what();
+        std::replace(what.begin(), what.end(), '\n', ' ');
+        err << "audit: " << what << "\n";
+        return 1;
+    }
+}
+
+}  // namespace cw::attacks

@@ -1,0 +1,57 @@
+#pragma once
+// Early-stopped PGD-K-τ of Friendly Adversarial Training (FAT, Zhang et al. 2020; training.md §8), L∞, CE,
+// uniform start U(−ε_i, ε_i). A sample stops being pushed once it has been misclassified more than τ times, so
+// training sees "friendly" adversarial examples just past the decision boundary. Two bookkeepings:
+//
+// Original (Zhang): per-sample budget τ. At each of the K steps, an active sample that is misclassified is frozen
+//   (output as is) if its budget is 0, else its budget drops by one and it stays active. The step is
+//   x ← x + α·sign(∇CE) + ω·N(0, I), projected to the ε-ball and the box. The forward pass covers the active
+//   samples only (as in the reference code; in eval mode this equals a full-batch pass per sample).
+// Cfa (CFA / FAIR-TAT's FAT baseline): per-sample counter starting at τ. At each of the K checks (full-batch
+//   forward) the counter drops by one if the sample is currently misclassified, then the sample is updated iff
+//   its counter is still > 0. Once 0 it never moves again, even if it becomes correct (τ = 0: random start only).
+#include <string>
+
+#include "attacks/attack.h"
+
+namespace cw::attacks {
+
+enum class FatSemantics { Original, Cfa };
+
+struct EarlyStopPgdConfig {
+    float eps = 8.f / 255;
+    float alpha = 2.f / 255;
+    int steps = 10;
+    int tau = 3;
+    float omega = 0.f;            // noise added to every step (original FAT: 0.001)
+    FatSemantics semantics = FatSemantics::Cfa;
+    ModelMode mode = ModelMode::Train;
+    std::string name;             // empty: "fat-pgd<K>-tau<τ>"
+};
+
+// Zhang et al.'s defaults: ε = 0.031, α = 0.007, K = 10, ω = 0.001, eval mode; τ is scheduled by the trainer
+// (fat_original_tau).
+EarlyStopPgdConfig fat_original_config(int tau);
+// Zhang et al.'s dynamic τ: 0 for epochs ≤ 50, 1 for 51–90, 2 afterwards (1-based epochs).
+int fat_original_tau(int epoch_1based);
+// CFA / FAIR-TAT: τ = 3, ω = 0, ε = 8/255 (or ε_{y_i} through PerSample::eps), α = 2/255, K = 10, train mode.
+EarlyStopPgdConfig fat_cfa_config(float eps = 8.f / 255);
+
+class EarlyStopPgd : public Attack {
+public:
+    explicit EarlyStopPgd(EarlyStopPgdConfig c);
+    std::string name() const override { return name_; }
+    nlohmann::json config() const override;
+
+protected:
+    Perturbation perturb(AttackContext& ctx) override;
+
+private:
+    Perturbation original(AttackContext& ctx, const std::vector<float>& alpha);
+    Perturbation cfa(AttackContext& ctx, const std::vector<float>& alpha);
+    void add_noise(Images& x_adv, const std::vector<uint8_t>& moving, Rng& rng) const;
+    EarlyStopPgdConfig c_;
+    std::string name_;
+};
+
+}  // namespace cw::attacks

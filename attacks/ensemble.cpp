@@ -1,0 +1,92 @@
+#include "attacks/ensemble.h"
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "attacks/checks.h"
+
+namespace cw::attacks {
+
+Ensemble::Ensemble(std::string name, nlohmann::json extra, std::vector<std::unique_ptr<Attack>> parts,
+                   ModelMode mode)
+    : Attack(parts.empty() ? Norm::Linf : parts.front()->norm(), parts.empty() ? 0.f : parts.front()->eps(), mode),
+      name_(std::move(name)), extra_(std::move(extra)), parts_(std::move(parts)) {
+    if (parts_.empty()) throw std::invalid_argument("ensemble '" + name_ + "' has no attacks");
+    for (const auto& p : parts_)
+        if (p->norm() != norm() || p->eps() != eps() || p->mode() != mode)
+            throw std::invalid_argument("ensemble '" + name_ + "': part " + p->name() +
+                                        " differs in norm, eps or model mode from the ensemble");
+}
+
+void Ensemble::set_log(std::ostream* log) {
+    Attack::set_log(log);
+    for (auto& p : parts_) p->set_log(log);
+}
+
+nlohmann::json Ensemble::config() const {
+    auto j = base_config(name_);
+    j.update(extra_);
+    j["attacks"] = nlohmann::json::array();
+    j["parts"] = nlohmann::json::array();
+    for (const auto& p : parts_) {
+        j["attacks"].push_back(p->name());
+        j["parts"].push_back(p->config());
+    }
+    return j;
+}
+
+StageResult Ensemble::run_stage(size_t k, nn::Module& model, const Tensor& x, const std::vector<int32_t>& y,
+                                const std::vector<uint8_t>& robust, uint64_t seed, const PerSample& ps) {
+    StageResult r;
+    r.attacked = where(robust);
+    if (r.attacked.empty()) return r;
+    const Images xs = from_tensor(x);
+    const Images sub = take_rows(xs, r.attacked);
+    std::vector<int32_t> y_sub;
+    PerSample ps_sub;
+    for (int64_t i : r.attacked) {
+        y_sub.push_back(y[i]);
+        if (!ps.eps.empty()) ps_sub.eps.push_back(ps.eps[i]);
+        if (!ps.alpha.empty()) ps_sub.alpha.push_back(ps.alpha[i]);
+        if (!ps.targets.empty()) ps_sub.targets.push_back(ps.targets[i]);
+    }
+    Rng rng(seed);   // every part starts from the same seed (AutoAttack re-seeds before each attack)
+    const AttackResult res =
+        parts_.at(k)->run(model, to_tensor(sub, x.device()), Tensor::from_labels(y_sub, x.device()), rng, ps_sub);
+
+    // Robustness is decided on the returned points by a fresh forward pass.
+    r.x_adv = from_tensor(res.x_adv);
+    {
+        ModeScope scope(model, mode());
+        ModelOracle oracle(model, x.device());
+        r.pred = oracle.forward(r.x_adv).preds();
+    }
+    r.broken.resize(r.attacked.size());
+    for (size_t i = 0; i < r.attacked.size(); ++i) r.broken[i] = r.pred[i] != y_sub[i];
+    r.sanity = check_adversarial(sub, r.x_adv, ps_sub.eps.empty() ? std::vector<float>(sub.n, eps()) : ps_sub.eps,
+                                 norm());
+    return r;
+}
+
+Perturbation Ensemble::perturb(AttackContext& ctx) {
+    const Tensor x = to_tensor(ctx.x, ctx.model.device());
+    Perturbation p{ctx.x, {}, {}};
+    std::vector<uint8_t> robust(ctx.x.n);
+    const std::vector<int32_t> clean = ctx.model.forward(ctx.x).preds();
+    for (int64_t i = 0; i < ctx.x.n; ++i) robust[i] = clean[i] == ctx.y[i];
+    const uint64_t seed = ctx.rng.next_u64();
+    for (size_t k = 0; k < parts_.size(); ++k) {
+        const StageResult s = run_stage(k, ctx.model.module(), x, ctx.y, robust, seed, ctx.per_sample);
+        if (!s.sanity.empty() && log())
+            *log() << "warning: " << parts_[k]->name() << " returned a bad point: " << s.sanity << "\n";
+        for (size_t j = 0; j < s.attacked.size(); ++j) {
+            if (!s.broken[j]) continue;
+            robust[s.attacked[j]] = 0;
+            std::copy(s.x_adv.row(static_cast<int64_t>(j)), s.x_adv.row(static_cast<int64_t>(j)) + p.x_adv.dim(),
+                      p.x_adv.row(s.attacked[j]));
+        }
+    }
+    return p;
+}
+
+}  // namespace cw::attacks

@@ -1,0 +1,62 @@
+#include "attacks/eval_records.h"
+
+#include <sstream>
+#include <stdexcept>
+
+namespace cw::attacks {
+
+size_t EvalRecords::attack_position(const std::string& name) const {
+    for (size_t a = 0; a < attacks.size(); ++a)
+        if (attacks[a] == name) return a;
+    throw std::invalid_argument("evaluation records have no attack '" + name + "'");
+}
+
+std::string records_csv(const EvalRecords& r) {
+    std::ostringstream os;
+    os << "index,label,clean_pred";
+    for (const auto& a : r.attacks) os << "," << a << "_pred";
+    os << "\n";
+    for (int64_t i = 0; i < r.size(); ++i) {
+        os << r.index[i] << "," << r.label[i] << "," << r.clean_pred[i];
+        for (const auto& p : r.adv_pred) os << "," << p[i];
+        os << "\n";
+    }
+    return os.str();
+}
+
+EvalRecords parse_records_csv(const std::string& text) {
+    EvalRecords r;
+    std::istringstream in(text);
+    std::string line;
+    if (!std::getline(in, line)) throw std::invalid_argument("records CSV: empty");
+    std::vector<std::string> header;
+    {
+        std::istringstream h(line);
+        std::string cell;
+        while (std::getline(h, cell, ',')) header.push_back(cell);
+    }
+    if (header.size() < 3 || header[0] != "index" || header[1] != "label" || header[2] != "clean_pred")
+        throw std::invalid_argument("records CSV: header must start with index,label,clean_pred");
+    for (size_t c = 3; c < header.size(); ++c) {
+        const std::string& h = header[c];
+        if (h.size() < 6 || h.compare(h.size() - 5, 5, "_pred") != 0)
+            throw std::invalid_argument("records CSV: column '" + h + "' is not <attack>_pred");
+        r.attacks.push_back(h.substr(0, h.size() - 5));
+    }
+    r.adv_pred.resize(r.attacks.size());
+    while (std::getline(in, line)) {
+        if (line.empty()) continue;
+        std::istringstream row(line);
+        std::string cell;
+        std::vector<long long> v;
+        while (std::getline(row, cell, ',')) v.push_back(std::stoll(cell));
+        if (v.size() != header.size()) throw std::invalid_argument("records CSV: row with a wrong column count");
+        r.index.push_back(v[0]);
+        r.label.push_back(static_cast<int32_t>(v[1]));
+        r.clean_pred.push_back(static_cast<int32_t>(v[2]));
+        for (size_t a = 0; a < r.attacks.size(); ++a) r.adv_pred[a].push_back(static_cast<int32_t>(v[3 + a]));
+    }
+    return r;
+}
+
+}  // namespace cw::attacks

@@ -1,0 +1,28 @@
+#pragma once
+// The per-sample evaluation records every reported metric is computed from (fairness.md §A): the dataset index,
+// label and clean prediction of each sample, and its prediction under each attack. Robust under an attack =
+// prediction equals the label.
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+namespace cw::attacks {
+
+struct EvalRecords {
+    std::vector<int64_t> index;                    // dataset index of each sample, in evaluation order
+    std::vector<int32_t> label;
+    std::vector<int32_t> clean_pred;
+    std::vector<std::string> attacks;              // attack names, in evaluation order
+    std::vector<std::vector<int32_t>> adv_pred;    // [attack][sample]: argmax f(x_adv)
+
+    int64_t size() const { return static_cast<int64_t>(index.size()); }
+    // Position of attack `name` in `attacks`; throws if absent.
+    size_t attack_position(const std::string& name) const;
+};
+
+// CSV: header "index,label,clean_pred,<attack>_pred,...", one row per sample.
+std::string records_csv(const EvalRecords& r);
+EvalRecords parse_records_csv(const std::string& text);
+
+}  // namespace cw::attacks

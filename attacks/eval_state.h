@@ -1,0 +1,27 @@
+#pragma once
+// The evaluator's resumable state (evaluator.h): what has been done (a step count) and every record so far.
+// Stored as JSON in out_dir/eval_state.json, replaced atomically after every step.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "attacks/eval_records.h"
+
+namespace cw::attacks {
+
+struct EvalState {
+    nlohmann::json fingerprint;                    // attack configs, seed, batch count: a resume must match it
+    int64_t steps_done = 0;
+    std::vector<int64_t> batch_offsets;            // first sample of each batch seen by the clean pass
+    EvalRecords records;                           // adv_pred[a][i] = −1 until computed
+    std::vector<std::vector<int32_t>> broken_by;   // [attack][sample]: ensemble stage that broke it, −1 none
+                                                   // (empty vector for plain attacks)
+    std::vector<double> time_s;                    // [attack] seconds spent, summed over sessions
+    std::vector<int64_t> sanity_violations;        // [attack]
+};
+
+nlohmann::json state_to_json(const EvalState& s);
+EvalState state_from_json(const nlohmann::json& j);   // throws std::runtime_error on a malformed state
+
+}  // namespace cw::attacks

@@ -1,0 +1,125 @@
+#include "attacks/fab.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "attacks/linf_projection.h"
+#include "attacks/losses.h"
+
+namespace cw::attacks {
+
+FabTargeted::FabTargeted(FabConfig c) : Attack(Norm::Linf, c.eps, c.mode), c_(c) {
+    if (c_.n_iter < 1 || c_.restarts < 1 || c_.n_target_classes < 1)
+        throw std::invalid_argument("FAB-T: n_iter, restarts and n_target_classes must be >= 1");
+}
+
+nlohmann::json FabTargeted::config() const {
+    auto j = base_config("fab-t");
+    j["steps"] = c_.n_iter;
+    j["restarts"] = c_.restarts;
+    j["alpha_max"] = c_.alpha_max;
+    j["eta"] = c_.eta;
+    j["beta"] = c_.beta;
+    j["n_target_classes"] = c_.n_target_classes;
+    j["random_start"] = false;   // only restarts after the first start randomly
+    j["targeted"] = true;        // targeted search; success = any misclassification within ε
+    j["success"] = "misclassification";
+    return j;
+}
+
+FabTargeted::RunResult FabTargeted::single_run(ModelOracle& model, const Images& x, const std::vector<int32_t>& y,
+                                               const std::vector<int32_t>& t, const std::vector<float>& eps,
+                                               bool random_start, Rng& rng) const {
+    const int64_t n = x.n, dim = x.dim();
+    RunResult r{x, std::vector<float>(n, std::numeric_limits<float>::infinity())};
+    Images x1 = x;
+    if (random_start) {
+        for (int64_t i = 0; i < n; ++i) {
+            std::vector<float> u(static_cast<size_t>(dim));
+            float un = 0.f;
+            for (auto& v : u) {
+                v = rng.uniform(-1.f, 1.f);
+                un = std::max(un, std::fabs(v));
+            }
+            const float radius = 0.5f * std::min(r.best_dist[i], eps[i]);
+            for (int64_t j = 0; j < dim; ++j) x1.row(i)[j] += radius * u[j] / un;
+        }
+        clip_box(x1);
+    }
+
+    const Objective h = [&](int64_t i, const float* z, int64_t C, float* dz) {
+        return logit_difference(z, C, y[i], t[i], dz);
+    };
+    Images d1(n, x.sample_shape), d2(n, x.sample_shape);
+    std::vector<float> n1(n), n2(n);
+    for (int it = 0; it < c_.n_iter; ++it) {
+        const ModelOutput lin = model.value_and_grad(x1, h);
+#pragma omp parallel for schedule(dynamic)
+        for (int64_t i = 0; i < n; ++i) {
+            // hyperplane ⟨w, v⟩ = b with w = ∇h(x¹), b = ⟨w, x¹⟩ − h(x¹)
+            const float* w = lin.grad.row(i);
+            double b = -lin.value[i];
+            for (int64_t j = 0; j < dim; ++j) b += double(w[j]) * x1.row(i)[j];
+            std::vector<LinfKink> scratch;
+            n1[i] = linf_box_projection(x1.row(i), w, b, dim, d1.row(i), scratch);
+            n2[i] = linf_box_projection(x.row(i), w, b, dim, d2.row(i), scratch);
+        }
+        for (int64_t i = 0; i < n; ++i) {
+            const float a1 = std::max(n1[i], 1e-8f), a2 = std::max(n2[i], 1e-8f);
+            const float a = std::min(std::max(a1 / (a1 + a2), 0.f), c_.alpha_max);
+            for (int64_t j = 0; j < dim; ++j) {
+                const float v = (x1.row(i)[j] + c_.eta * d1.row(i)[j]) * (1 - a) + (x.row(i)[j] + c_.eta * d2.row(i)[j]) * a;
+                x1.row(i)[j] = std::min(std::max(v, 0.f), 1.f);
+            }
+        }
+
+        const ModelOutput check = model.forward(x1);
+        for (int64_t i = 0; i < n; ++i) {
+            if (check.pred(i) == y[i]) continue;
+            float dist = 0.f;
+            for (int64_t j = 0; j < dim; ++j) dist = std::max(dist, std::fabs(x1.row(i)[j] - x.row(i)[j]));
+            if (dist < r.best_dist[i]) {
+                r.best_dist[i] = dist;
+                std::copy(x1.row(i), x1.row(i) + dim, r.best_adv.row(i));
+            }
+            for (int64_t j = 0; j < dim; ++j) x1.row(i)[j] = x.row(i)[j] + c_.beta * (x1.row(i)[j] - x.row(i)[j]);
+        }
+    }
+    return r;
+}
+
+Perturbation FabTargeted::perturb(AttackContext& ctx) {
+    Perturbation p{ctx.x, {}, {}};
+    const ModelOutput clean = ctx.model.forward(ctx.x);
+    const int64_t C = clean.classes;
+    std::vector<uint8_t> robust(ctx.x.n);
+    for (int64_t i = 0; i < ctx.x.n; ++i) robust[i] = clean.pred(i) == ctx.y[i];
+
+    const int n_targets = static_cast<int>(std::min<int64_t>(c_.n_target_classes, C - 1));
+    for (int rank = 2; rank <= n_targets + 1; ++rank) {
+        for (int r = 0; r < c_.restarts; ++r) {
+            const std::vector<int64_t> idx = where(robust);
+            if (idx.empty()) return p;
+            std::vector<int32_t> y, t;
+            std::vector<float> eps;
+            for (int64_t i : idx) {
+                y.push_back(ctx.y[i]);
+                t.push_back(kth_largest(clean.row(i), C, rank));
+                eps.push_back(ctx.eps[i]);
+            }
+            const RunResult run = single_run(ctx.model, take_rows(ctx.x, idx), y, t, eps, r > 0, ctx.rng);
+            for (size_t k = 0; k < idx.size(); ++k) {
+                if (!(run.best_dist[k] <= eps[k])) continue;   // broken only within ε
+                robust[idx[k]] = 0;
+                std::copy(run.best_adv.row(static_cast<int64_t>(k)),
+                          run.best_adv.row(static_cast<int64_t>(k)) + p.x_adv.dim(), p.x_adv.row(idx[k]));
+            }
+        }
+    }
+    return p;
+}
+
+}  // namespace cw::attacks

@@ -1,0 +1,27 @@
+#pragma once
+// The geometric core of FAB (attacks.md §5): the smallest L∞ step from a point in the box onto a hyperplane,
+// staying in the box.
+//
+//   minimise ||d||_∞  subject to  ⟨w, p + d⟩ = b,  p + d ∈ [0,1]^n
+//
+// Derivation (ours): let r = b − ⟨w, p⟩. Coordinate j helps most by moving in direction σ_j = sign(w_j·r), and it
+// has room u_j in that direction (1 − p_j upwards, p_j downwards). With a radius λ the largest reachable change
+// of ⟨w, ·⟩ is g(λ) = Σ_j |w_j|·min(λ, u_j): increasing, piecewise linear, with kinks at the u_j. The optimum is
+// the smallest λ* with g(λ*) = |r|, found by walking the kinks in increasing order; then d_j = σ_j·min(λ*, u_j).
+// If even g(∞) < |r| the hyperplane lies outside the box and d moves every coordinate to its box end (the closest
+// the box gets). Coordinates with w_j = 0 never move.
+#include <cstdint>
+#include <vector>
+
+namespace cw::attacks {
+
+struct LinfKink {   // working memory: a coordinate's room and index
+    float u;
+    int32_t j;
+};
+
+// Writes d (n values) for point p; returns ||d||_∞. `scratch` is reused between calls to avoid allocations.
+float linf_box_projection(const float* p, const float* w, double b, int64_t n, float* d,
+                          std::vector<LinfKink>& scratch);
+
+}  // namespace cw::attacks

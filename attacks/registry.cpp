@@ -1,0 +1,89 @@
+#include "attacks/registry.h"
+
+#include <regex>
+#include <stdexcept>
+
+#include "attacks/apgd.h"
+#include "attacks/apgd_targeted.h"
+#include "attacks/autoattack.h"
+#include "attacks/cw.h"
+#include "attacks/fab.h"
+#include "attacks/fgsm.h"
+#include "attacks/fgsm_rs.h"
+#include "attacks/pgd.h"
+#include "attacks/square.h"
+
+namespace cw::attacks {
+
+const std::vector<std::string>& attack_name_patterns() {
+    static const std::vector<std::string> names = {"fgsm",  "fgsm-rs", "pgd<K>", "pgd<K>-l2", "cw<K>",
+                                                   "apgd-ce", "apgd-dlr", "apgd-t", "fab-t", "square<Q>",
+                                                   "autoattack"};
+    return names;
+}
+
+std::unique_ptr<Attack> make_attack(const std::string& name, const AttackOptions& o) {
+    std::smatch m;
+    if (name == "fgsm") return std::make_unique<Fgsm>(FgsmConfig{o.eps, false, o.mode});
+    if (name == "fgsm-rs") return std::make_unique<FgsmRs>(FgsmRsConfig{o.eps, 1.25f, o.mode});
+    if (std::regex_match(name, m, std::regex("pgd([0-9]+)(-l2)?"))) {
+        PgdConfig c;
+        c.steps = std::stoi(m[1]);
+        c.restarts = o.restarts;
+        c.mode = o.mode;
+        if (m[2].matched) {
+            c.norm = Norm::L2;
+            c.eps = o.eps_l2;
+            c.alpha = o.alpha_l2;
+        } else {
+            c.eps = o.eps;
+            c.alpha = o.alpha;
+        }
+        c.name = name;
+        return std::make_unique<Pgd>(c);
+    }
+    if (std::regex_match(name, m, std::regex("cw([0-9]+)"))) {
+        PgdConfig c = cw20_config(o.eps, o.alpha, o.mode);
+        c.steps = std::stoi(m[1]);
+        c.restarts = o.restarts;
+        c.name = name;
+        return std::make_unique<Pgd>(c);
+    }
+    if (name == "apgd-ce" || name == "apgd-dlr") {
+        ApgdConfig c;
+        c.eps = o.eps;
+        c.loss = name == "apgd-ce" ? ApgdLoss::CE : ApgdLoss::DLR;
+        c.mode = o.mode;
+        return std::make_unique<Apgd>(c);
+    }
+    if (name == "apgd-t") {
+        ApgdTargetedConfig c;
+        c.eps = o.eps;
+        c.mode = o.mode;
+        return std::make_unique<ApgdTargeted>(c);
+    }
+    if (name == "fab-t") {
+        FabConfig c;
+        c.eps = o.eps;
+        c.mode = o.mode;
+        return std::make_unique<FabTargeted>(c);
+    }
+    if (std::regex_match(name, m, std::regex("square([0-9]+)"))) {
+        SquareConfig c;
+        c.eps = o.eps;
+        c.n_queries = std::stoi(m[1]);
+        c.mode = o.mode;
+        return std::make_unique<Square>(c);
+    }
+    if (name == "autoattack") {
+        AutoAttackConfig c;
+        c.eps = o.eps;
+        c.mode = o.mode;
+        return make_autoattack(c);
+    }
+    std::string known;
+    for (const auto& n : attack_name_patterns()) known += (known.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("unknown attack '" + name + "' (known: " + known + ")");
+}
+
+}  // namespace cw::attacks

@@ -1,0 +1,29 @@
+#pragma once
+// Target classes of targeted attacks (attacks.md §7). A caller may fix them per sample (FAIR-TAT draws them from
+// its CFP prior); otherwise the attack's rule picks them. The class count is only known once the model has
+// produced logits, so random targets are drawn lazily, all at once, at the first request.
+#include <cstdint>
+#include <vector>
+
+#include "engine/rng.h"
+
+namespace cw::attacks {
+
+// t_i uniform over the classes ≠ y_i.
+std::vector<int32_t> random_targets(const std::vector<int32_t>& y, int64_t num_classes, Rng& rng);
+
+class TargetChoice {
+public:
+    // `fixed` (one per sample) wins; otherwise random targets ≠ y from `rng`.
+    TargetChoice(const std::vector<int32_t>& y, std::vector<int32_t> fixed, Rng& rng);
+    int32_t operator()(int64_t i, int64_t num_classes);
+    // The targets used (empty if none was requested yet).
+    const std::vector<int32_t>& all() const { return t_; }
+
+private:
+    const std::vector<int32_t>& y_;
+    std::vector<int32_t> t_;
+    Rng& rng_;
+};
+
+}  // namespace cw::attacks

@@ -1,0 +1,184 @@
+// Contract of every attack: the returned points stay in each sample's ε-ball (per-sample ε, L∞ and L2) and in
+// [0,1]; robust accuracy never exceeds clean accuracy; the same seed gives the same points; the model's mode is
+// set, announced once and restored; parameters never receive gradients.
+#include <algorithm>
+#include <sstream>
+
+#include "attacks/apgd.h"
+#include "attacks/apgd_targeted.h"
+#include "attacks/autoattack.h"
+#include "attacks/cw.h"
+#include "attacks/early_stop_pgd.h"
+#include "attacks/fab.h"
+#include "attacks/fgsm.h"
+#include "attacks/fgsm_rs.h"
+#include "attacks/pgd.h"
+#include "attacks/square.h"
+#include "tests/test_attacks_fixture.h"
+
+using namespace cw;
+using namespace cw::attacks;
+using namespace cw_test;
+
+namespace {
+// Every attack, with iteration counts cut down to keep the test short.
+std::vector<std::unique_ptr<Attack>> all_attacks(Norm norm, float eps) {
+    std::vector<std::unique_ptr<Attack>> out;
+    const float alpha = norm == Norm::Linf ? eps / 4 : eps / 4;
+    if (norm == Norm::Linf) {
+        out.push_back(std::make_unique<Fgsm>(FgsmConfig{eps, false, ModelMode::Eval}));
+        out.push_back(std::make_unique<Fgsm>(FgsmConfig{eps, true, ModelMode::Eval}));
+        out.push_back(std::make_unique<FgsmRs>(FgsmRsConfig{eps, 1.25f, ModelMode::Eval}));
+        out.push_back(std::make_unique<Pgd>(cw20_config(eps, alpha)));
+        EarlyStopPgdConfig fat = fat_cfa_config(eps);
+        fat.mode = ModelMode::Eval;
+        out.push_back(std::make_unique<EarlyStopPgd>(fat));
+        fat = fat_original_config(1);
+        fat.eps = eps;
+        out.push_back(std::make_unique<EarlyStopPgd>(fat));
+        out.push_back(std::make_unique<FabTargeted>(FabConfig{eps, 10, 2, 0.1f, 1.05f, 0.9f, 3, ModelMode::Eval}));
+        out.push_back(std::make_unique<Square>(SquareConfig{eps, 60, 0.8f, 1, ModelMode::Eval}));
+        AutoAttackConfig aa;
+        aa.eps = eps;
+        aa.n_iter = 10;
+        aa.n_target_classes = 3;
+        aa.square_queries = 60;
+        out.push_back(make_autoattack(aa));
+    }
+    for (bool targeted : {false, true}) {
+        PgdConfig c;
+        c.norm = norm;
+        c.eps = eps;
+        c.alpha = alpha;
+        c.steps = 5;
+        c.restarts = 2;
+        c.targeted = targeted;
+        out.push_back(std::make_unique<Pgd>(c));
+    }
+    for (ApgdLoss loss : {ApgdLoss::CE, ApgdLoss::DLR})
+        out.push_back(std::make_unique<Apgd>(ApgdConfig{norm, eps, 12, 2, 0.75f, loss, ModelMode::Eval}));
+    out.push_back(std::make_unique<ApgdTargeted>(ApgdTargetedConfig{norm, eps, 12, 1, 0.75f, 3, ModelMode::Eval}));
+    return out;
+}
+
+void require_inside(const Tensor& x, const Tensor& x_adv, const std::vector<float>& eps, Norm norm,
+                    const std::string& who) {
+    const Images a = from_tensor(x), b = from_tensor(x_adv);
+    REQUIRE(a.n == b.n);
+    const auto dist = norm == Norm::Linf ? linf_dist(b, a) : l2_dist(b, a);
+    for (int64_t i = 0; i < a.n; ++i) {
+        INFO(who << " sample " << i << " distance " << dist[i] << " eps " << eps[i]);
+        REQUIRE(dist[i] <= eps[i] * (norm == Norm::Linf ? 1.f : 1.f + 1e-5f) + 1e-6f);
+    }
+    for (float v : b.v) REQUIRE((v >= 0.f && v <= 1.f));
+}
+}  // namespace
+
+TEST_CASE("every attack stays in each sample's eps-ball and in [0,1], and never beats clean accuracy",
+          "[attacks]") {
+    QuietAttacks quiet;
+    nn::Module& model = trained_mlp();
+    const Blobs& data = test_blobs();
+    const double clean = accuracy(model, data.x, data.labels);
+    INFO("clean accuracy " << clean);
+    REQUIRE(clean > 0.8);
+    REQUIRE(clean < 0.95);
+
+    for (Norm norm : {Norm::Linf, Norm::L2}) {
+        const float eps = norm == Norm::Linf ? kBlobEps : 0.6f;
+        Rng eps_rng(17);
+        PerSample ps;   // class-wise radii, as CFA / FAIR-TAT use them: anything from 0 to 1.5 ε
+        for (size_t i = 0; i < data.labels.size(); ++i) ps.eps.push_back(i % 7 == 0 ? 0.f : eps_rng.uniform(0.2f, 1.5f) * eps);
+        for (auto& attack : all_attacks(norm, eps)) {
+            SECTION(attack->name() + " " + norm_name(norm)) {
+                Rng rng(1);
+                const AttackResult uniform = attack->run(model, data.x, data.y, rng);
+                require_inside(data.x, uniform.x_adv, std::vector<float>(data.labels.size(), eps), norm, attack->name());
+                if (!attack->targeted()) REQUIRE(accuracy_of(uniform.pred, data.labels) <= clean);
+
+                const AttackResult per_sample = attack->run(model, data.x, data.y, rng, ps);
+                require_inside(data.x, per_sample.x_adv, ps.eps, norm, attack->name() + " per-sample eps");
+            }
+        }
+    }
+}
+
+TEST_CASE("attacks give identical results for the same seed", "[attacks]") {
+    QuietAttacks quiet;
+    nn::Module& model = trained_mlp();
+    const Blobs& data = test_blobs();
+    for (auto& attack : all_attacks(Norm::Linf, kBlobEps)) {
+        INFO(attack->name());
+        Rng a(42), b(42), c(43);
+        const AttackResult ra = attack->run(model, data.x, data.y, a);
+        const AttackResult rb = attack->run(model, data.x, data.y, b);
+        REQUIRE(ra.x_adv.to_vector() == rb.x_adv.to_vector());
+        REQUIRE(ra.pred == rb.pred);
+        if (attack->name() == "pgd5-targeted") {
+            const AttackResult rc = attack->run(model, data.x, data.y, c);
+            REQUIRE(ra.x_adv.to_vector() != rc.x_adv.to_vector());   // the seed matters
+        }
+    }
+}
+
+TEST_CASE("an attack sets the model mode it was given, says so once, and restores the previous mode",
+          "[attacks]") {
+    Rng init(5);
+    auto model = std::make_shared<nn::Sequential>(std::initializer_list<nn::ModulePtr>{
+        std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(192, 16, true, init),
+        std::make_shared<nn::BatchNorm2d>(16), std::make_shared<nn::ReLU>(),
+        std::make_shared<nn::Linear>(16, kClasses, true, init)});
+    auto* bn = dynamic_cast<nn::BatchNorm2d*>((*model)[2].get());
+    const Blobs data = make_blobs(32, 8);
+
+    for (ModelMode mode : {ModelMode::Eval, ModelMode::Train}) {
+        PgdConfig c;
+        c.eps = kBlobEps;
+        c.steps = 3;
+        c.mode = mode;
+        Pgd pgd(c);
+        std::ostringstream log;
+        pgd.set_log(&log);
+        model->train(mode == ModelMode::Eval);   // start in the other mode
+        const auto before = bn->running_mean.to_vector();
+        Rng rng(0);
+        const AttackResult r1 = pgd.run(*model, data.x, data.y, rng);
+        pgd.run(*model, data.x, data.y, rng);
+        REQUIRE(model->is_training() == (mode == ModelMode::Eval));   // restored
+        const bool stats_moved = bn->running_mean.to_vector() != before;
+        REQUIRE(stats_moved == (mode == ModelMode::Train));          // train mode uses (and updates) batch stats
+        // one line, naming the mode
+        const std::string text = log.str();
+        REQUIRE(std::count(text.begin(), text.end(), '\n') == 1);
+        REQUIRE(text.find(mode == ModelMode::Eval ? "model mode: eval" : "model mode: train") != std::string::npos);
+        // train-mode attacks do not spend a forward pass (and a BN update) on reporting
+        REQUIRE(r1.pred.empty() == (mode == ModelMode::Train));
+    }
+}
+
+TEST_CASE("attack steps compute input gradients only", "[attacks]") {
+    QuietAttacks quiet;
+    nn::Module& model = trained_mlp();
+    model.zero_grad();
+    const Blobs& data = test_blobs();
+    for (auto& attack : all_attacks(Norm::Linf, kBlobEps)) {
+        Rng rng(0);
+        attack->run(model, data.x, data.y, rng);
+        for (Tensor* p : model.parameters()) {
+            INFO(attack->name());
+            REQUIRE_FALSE(p->grad().defined());
+        }
+    }
+}
+
+TEST_CASE("attacks reject images outside [0,1] and mis-sized per-sample settings", "[attacks]") {
+    QuietAttacks quiet;
+    nn::Module& model = trained_mlp();
+    const Blobs& data = test_blobs();
+    Pgd pgd(PgdConfig{});
+    Rng rng(0);
+    REQUIRE_THROWS_WITH(pgd.run(model, data.x * 2.f, data.y, rng), Catch::Contains("[0, 1]"));
+    PerSample ps;
+    ps.eps = {0.1f, 0.2f};
+    REQUIRE_THROWS_WITH(pgd.run(model, data.x, data.y, rng, ps), Catch::Contains("per-sample eps"));
+}

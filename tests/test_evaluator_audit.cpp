@@ -1,0 +1,128 @@
+// The audit command: flag handling (one line naming the flag, exit 1) and an end-to-end run on MNIST with a
+// freshly saved LeNet-5 checkpoint (skipped when the MNIST files are not in the data folder), including --resume.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "attacks/atomic_file.h"
+#include "attacks/audit.h"
+#include "datasets/registry.h"
+#include "nn/checkpoint.h"
+#include "tests/skip.h"
+
+using namespace cw;
+using namespace cw::attacks;
+namespace fs = std::filesystem;
+
+namespace {
+struct AuditRun {
+    int rc;
+    std::string out, err;
+};
+AuditRun audit(std::vector<std::string> args) {
+    args.insert(args.begin(), "audit");
+    std::vector<const char*> argv;
+    for (const auto& a : args) argv.push_back(a.c_str());
+    std::ostringstream out, err;
+    const int rc = audit_main(static_cast<int>(argv.size()), argv.data(), out, err);
+    return {rc, out.str(), err.str()};
+}
+}  // namespace
+
+TEST_CASE("eps and alpha parse as fractions or numbers", "[attacks]") {
+    REQUIRE(parse_fraction("--eps", "8/255") == Approx(8.0 / 255));
+    REQUIRE(parse_fraction("--eps", "0.3") == Approx(0.3));
+    REQUIRE(parse_fraction("--eps", "0") == 0.f);
+    REQUIRE_THROWS_WITH(parse_fraction("--eps", "8/"), Catch::StartsWith("--eps:"));
+    REQUIRE_THROWS_WITH(parse_fraction("--eps", "abc"), Catch::StartsWith("--eps:"));
+    REQUIRE_THROWS_WITH(parse_fraction("--alpha", "-1"), Catch::StartsWith("--alpha:"));
+    REQUIRE_THROWS_WITH(parse_fraction("--eps", "1/0"), Catch::StartsWith("--eps:"));
+}
+
+TEST_CASE("audit rejects bad flags with one line naming the flag", "[attacks]") {
+    const std::vector<std::string> base = {"--weights", "w.safetensors", "--dataset", "mnist", "--out", "o"};
+    auto with = [&](std::vector<std::string> extra) {
+        std::vector<std::string> a = base;
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    };
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+        {with({"--bogus", "1"}), "--bogus"},
+        {{"--dataset", "mnist", "--out", "o"}, "--weights"},
+        {with({"--eps", "eight"}), "--eps"},
+        {with({"--n", "ten"}), "--n"},
+        {with({"--n", "0"}), "--n"},
+        {with({"--batch-size", "0"}), "--batch-size"},
+        {with({"--attacks", "pgd20,pgd-twenty"}), "--attacks"},
+        {with({"--device", "gpu"}), "--device"},
+        {with({"--device", "cpu"}), "--weights"},   // the checkpoint does not exist
+    };
+    for (const auto& [args, flag] : cases) {
+        const AuditRun r = audit(args);
+        INFO(r.err);
+        REQUIRE(r.rc == 1);
+        REQUIRE(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        REQUIRE(r.err.find(flag) != std::string::npos);
+    }
+    const AuditRun help = audit({"--help"});
+    REQUIRE(help.rc == 0);
+    REQUIRE(help.out.find("--attacks") != std::string::npos);
+}
+
+TEST_CASE("audit runs end to end on MNIST and resumes to the same results", "[attacks]") {
+    try {
+        data::load_dataset("mnist", "test");
+    } catch (const std::exception& e) {
+        CW_SKIP(std::string("MNIST not available: ") + e.what());
+    }
+    const fs::path dir = fs::temp_directory_path() / ("cw_audit_test_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    nn::ModelConfig cfg;
+    cfg.in_channels = 1;
+    cfg.input_size = 28;
+    const auto saved_rng = global_rng().state();   // initialisation draws from the global generator: leave it as found
+    manual_seed(3);
+    auto model = nn::make_model("lenet5", cfg);
+    global_rng().set_state(saved_rng);
+    const std::string weights = (dir / "lenet5.safetensors").string();
+    fs::create_directories(dir);
+    nn::save_model(*model, weights, nn::checkpoint_metadata("lenet5", cfg, {"standard", 0.0, 3}));
+
+    const std::vector<std::string> args = {"--weights", weights, "--dataset", "mnist", "--split", "test",
+                                           "--attacks", "clean,fgsm,pgd10,apgd-ce,square100", "--eps", "0.3",
+                                           "--alpha", "0.05", "--n", "40", "--batch-size", "16", "--device", "cpu",
+                                           "--out", (dir / "out").string(), "--seed", "1"};
+    const AuditRun first = audit(args);
+    INFO(first.out << first.err);
+    REQUIRE(first.rc == 0);
+    REQUIRE(first.out.find("robust accuracy after APGD-CE") != std::string::npos);
+    const auto results = nlohmann::json::parse(read_file_text((dir / "out/results.json").string()));
+    REQUIRE(results["dataset"] == "mnist");
+    REQUIRE(results["num_examples"] == 40);
+    REQUIRE(results["model"]["arch"] == "lenet5");
+    REQUIRE(results["method"] == "standard");
+    REQUIRE(results["classes"].size() == 10);
+    REQUIRE(results["evaluations"].size() == 5);
+    const std::string csv = read_file_text((dir / "out/records.csv").string());
+    REQUIRE(csv.rfind("index,label,clean_pred,fgsm_pred,pgd10_pred,apgd-ce_pred,square100_pred\n0,", 0) == 0);
+
+    // --resume of a finished run redoes nothing and rewrites the same records
+    std::vector<std::string> again = args;
+    again.push_back("--resume");
+    const AuditRun second = audit(again);
+    REQUIRE(second.rc == 0);
+    REQUIRE(second.out.find("steps already done") != std::string::npos);
+    REQUIRE(read_file_text((dir / "out/records.csv").string()) == csv);
+    // ... and refuses a state from a different run
+    std::vector<std::string> other = again;
+    *(std::find(other.begin(), other.end(), "--n") + 1) = "20";   // --n 20 instead of 40
+    const AuditRun third = audit(other);
+    REQUIRE(third.rc == 1);
+    REQUIRE(third.err.find("different evaluation") != std::string::npos);
+    fs::remove_all(dir);
+}
