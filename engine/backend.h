@@ -108,6 +108,13 @@ public:
     // gw = (accumulate ? gw : 0) + dL/dw
     virtual void conv2d_backward_filter(const float* x, const float* gy, float* gw, const ConvGeometry& g,
                                         bool accumulate) = 0;
+    // Both gradients in one call (gx or gw may be null); backends override it where the two share work
+    // (the CPU transposes gy into GEMM layout once for both).
+    virtual void conv2d_backward(const float* x, const float* w, const float* gy, float* gx, float* gw,
+                                 const ConvGeometry& g) {
+        if (gx) conv2d_backward_data(gy, w, gx, g);
+        if (gw) conv2d_backward_filter(x, gy, gw, g, false);
+    }
 
     // pooling
     virtual void maxpool2d_forward(const float* x, float* y, int32_t* argmax, const PoolGeometry& g) = 0;

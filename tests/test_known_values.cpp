@@ -3,6 +3,8 @@
 
 #include "tests/test_util.h"
 
+#include "engine/backend.h"
+
 using namespace cw;
 using namespace cw_test;
 
@@ -124,4 +126,18 @@ TEST_CASE("RNG: same seed, same stream; state round-trips", "[rng]") {
     auto p = r.permutation(50);
     std::sort(p.begin(), p.end());
     for (int i = 0; i < 50; ++i) REQUIRE(p[i] == i);
+}
+
+TEST_CASE("conv backward kernels: combined call equals the separate ones; filter gradient accumulates", "[known]") {
+    auto x = randn({3, 2, 6, 6}, 300, 1.f, false), w = randn({4, 2, 3, 3}, 301, 1.f, false);
+    ConvGeometry g{3, 2, 6, 6, 4, 3, 3, 2, 1};
+    auto gy = randn({3, 4, g.out_h(), g.out_w()}, 302, 1.f, false);
+    Backend& k = backend(Device::cpu());
+    auto gx1 = Tensor::zeros(x.shape()), gw1 = Tensor::zeros(w.shape());
+    auto gx2 = Tensor::zeros(x.shape()), gw2 = Tensor::full(w.shape(), 1.f);
+    k.conv2d_backward(x.f32(), w.f32(), gy.f32(), gx1.f32(), gw1.f32(), g);
+    k.conv2d_backward_data(gy.f32(), w.f32(), gx2.f32(), g);
+    k.conv2d_backward_filter(x.f32(), gy.f32(), gw2.f32(), g, /*accumulate=*/true);
+    require_close(gx2.to_vector(), gx1.to_vector(), 1e-6);
+    require_close(gw2.to_vector(), add(gw1, 1.f).to_vector(), 1e-5);
 }

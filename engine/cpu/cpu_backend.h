@@ -45,6 +45,8 @@ public:
     void conv2d_backward_data(const float* gy, const float* w, float* gx, const ConvGeometry& g) override;
     void conv2d_backward_filter(const float* x, const float* gy, float* gw, const ConvGeometry& g,
                                 bool accumulate) override;
+    void conv2d_backward(const float* x, const float* w, const float* gy, float* gx, float* gw,
+                         const ConvGeometry& g) override;
 
     void maxpool2d_forward(const float* x, float* y, int32_t* argmax, const PoolGeometry& g) override;
     void maxpool2d_backward(const float* gy, const int32_t* argmax, float* gx, const PoolGeometry& g) override;
@@ -90,6 +92,10 @@ public:
 
     // Returns cached host buffers to the system.
     void release_cached_memory();
+
+private:
+    void backward_chunks(const float* x, const float* w, const float* gy, float* gx, float* gw,
+                         const ConvGeometry& g, bool accumulate_gw);
 };
 
 CpuBackend& cpu_backend();

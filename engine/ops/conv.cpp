@@ -34,16 +34,13 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t
         if (bias.defined()) kernels(x).add_channel_bias(y.f32(), bias.f32(), channels);
     }
     record(y, "conv2d", {x, weight, bias}, [x, weight, g, channels](const Tensor& gy, GradSink& sink) {
-        if (sink.needs(0)) {
-            Tensor gx = Tensor::empty(x.shape(), DType::F32, gy.device());
-            if (gx.numel()) kernels(gy).conv2d_backward_data(gy.f32(), weight.f32(), gx.f32(), g);
-            sink.add(0, std::move(gx));
-        }
-        if (sink.needs(1)) {
-            Tensor gw = Tensor::empty(weight.shape(), DType::F32, gy.device());
-            kernels(gy).conv2d_backward_filter(x.f32(), gy.f32(), gw.f32(), g, false);
-            sink.add(1, std::move(gw));
-        }
+        Tensor gx = sink.needs(0) ? Tensor::empty(x.shape(), DType::F32, gy.device()) : Tensor();
+        Tensor gw = sink.needs(1) ? Tensor::empty(weight.shape(), DType::F32, gy.device()) : Tensor();
+        if (gx.defined() || gw.defined())
+            kernels(gy).conv2d_backward(x.f32(), weight.f32(), gy.f32(), gx.defined() ? gx.f32() : nullptr,
+                                        gw.defined() ? gw.f32() : nullptr, g);
+        if (gx.defined()) sink.add(0, std::move(gx));
+        if (gw.defined()) sink.add(1, std::move(gw));
         if (sink.needs(2)) {
             Tensor gb = Tensor::empty({g.k}, DType::F32, gy.device());
             kernels(gy).channel_sum(gy.f32(), gb.f32(), channels, false);
