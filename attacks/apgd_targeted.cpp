@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "attacks/losses.h"
+#include "attacks/targeted_rounds.h"
 
 namespace cw::attacks {
 
@@ -28,40 +29,22 @@ nlohmann::json ApgdTargeted::config() const {
 }
 
 Perturbation ApgdTargeted::perturb(AttackContext& ctx) {
-    Perturbation p{ctx.x, {}, {}};
     const ModelOutput clean = ctx.model.forward(ctx.x);
     const int64_t C = clean.classes;
     if (C < 4) throw std::invalid_argument("APGD-T needs at least 4 classes (targeted DLR), the model has " +
                                            std::to_string(C));
-    std::vector<uint8_t> robust(ctx.x.n);
-    for (int64_t i = 0; i < ctx.x.n; ++i) robust[i] = clean.pred(i) == ctx.y[i];
-
-    const int n_targets = static_cast<int>(std::min<int64_t>(c_.n_target_classes, C - 1));
-    for (int rank = 2; rank <= n_targets + 1; ++rank) {
-        for (int r = 0; r < c_.restarts; ++r) {
-            const std::vector<int64_t> idx = where(robust);
-            if (idx.empty()) return p;
-            std::vector<int32_t> y, t;
-            std::vector<float> eps;
-            for (int64_t i : idx) {
-                y.push_back(ctx.y[i]);
-                t.push_back(kth_largest(clean.row(i), C, rank));
-                eps.push_back(ctx.eps[i]);
-            }
-            const Objective J = [&](int64_t i, const float* z, int64_t nc, float* dz) {
-                return dlr_targeted(z, nc, y[i], t[i], dz);
-            };
-            const ApgdRunResult run = apgd_run(ctx.model, take_rows(ctx.x, idx), y, eps, J,
-                                               {c_.norm, c_.n_iter, c_.rho}, ctx.rng);
-            for (size_t k = 0; k < idx.size(); ++k) {
-                if (run.robust[k]) continue;
-                robust[idx[k]] = 0;
-                std::copy(run.x_best_adv.row(static_cast<int64_t>(k)),
-                          run.x_best_adv.row(static_cast<int64_t>(k)) + p.x_adv.dim(), p.x_adv.row(idx[k]));
-            }
-        }
-    }
-    return p;
+    return run_targeted_rounds(ctx, clean, c_.n_target_classes, c_.restarts,
+                               [&](const TargetedRound& round, Images& adv) {
+        const Objective J = [&](int64_t i, const float* z, int64_t nc, float* dz) {
+            return dlr_targeted(z, nc, round.y[i], round.targets[i], dz);
+        };
+        ApgdRunResult run = apgd_run(ctx.model, take_rows(ctx.x, round.rows), round.y, round.eps, J,
+                                     {c_.norm, c_.n_iter, c_.rho}, ctx.rng);
+        adv = std::move(run.x_best_adv);
+        std::vector<uint8_t> broken(run.robust.size());
+        for (size_t k = 0; k < broken.size(); ++k) broken[k] = !run.robust[k];
+        return broken;
+    });
 }
 
 }  // namespace cw::attacks

@@ -8,6 +8,7 @@
 
 #include "attacks/linf_projection.h"
 #include "attacks/losses.h"
+#include "attacks/targeted_rounds.h"
 
 namespace cw::attacks {
 
@@ -92,34 +93,16 @@ FabTargeted::RunResult FabTargeted::single_run(ModelOracle& model, const Images&
 }
 
 Perturbation FabTargeted::perturb(AttackContext& ctx) {
-    Perturbation p{ctx.x, {}, {}};
     const ModelOutput clean = ctx.model.forward(ctx.x);
-    const int64_t C = clean.classes;
-    std::vector<uint8_t> robust(ctx.x.n);
-    for (int64_t i = 0; i < ctx.x.n; ++i) robust[i] = clean.pred(i) == ctx.y[i];
-
-    const int n_targets = static_cast<int>(std::min<int64_t>(c_.n_target_classes, C - 1));
-    for (int rank = 2; rank <= n_targets + 1; ++rank) {
-        for (int r = 0; r < c_.restarts; ++r) {
-            const std::vector<int64_t> idx = where(robust);
-            if (idx.empty()) return p;
-            std::vector<int32_t> y, t;
-            std::vector<float> eps;
-            for (int64_t i : idx) {
-                y.push_back(ctx.y[i]);
-                t.push_back(kth_largest(clean.row(i), C, rank));
-                eps.push_back(ctx.eps[i]);
-            }
-            const RunResult run = single_run(ctx.model, take_rows(ctx.x, idx), y, t, eps, r > 0, ctx.rng);
-            for (size_t k = 0; k < idx.size(); ++k) {
-                if (!(run.best_dist[k] <= eps[k])) continue;   // broken only within ε
-                robust[idx[k]] = 0;
-                std::copy(run.best_adv.row(static_cast<int64_t>(k)),
-                          run.best_adv.row(static_cast<int64_t>(k)) + p.x_adv.dim(), p.x_adv.row(idx[k]));
-            }
-        }
-    }
-    return p;
+    return run_targeted_rounds(ctx, clean, c_.n_target_classes, c_.restarts,
+                               [&](const TargetedRound& round, Images& adv) {
+        RunResult run = single_run(ctx.model, take_rows(ctx.x, round.rows), round.y, round.targets, round.eps,
+                                   round.restart > 0, ctx.rng);
+        adv = std::move(run.best_adv);
+        std::vector<uint8_t> broken(round.rows.size());
+        for (size_t k = 0; k < broken.size(); ++k) broken[k] = run.best_dist[k] <= round.eps[k];  // only within ε
+        return broken;
+    });
 }
 
 }  // namespace cw::attacks

@@ -1,0 +1,41 @@
+#include "attacks/targeted_rounds.h"
+
+#include <algorithm>
+
+#include "attacks/losses.h"
+
+namespace cw::attacks {
+
+Perturbation run_targeted_rounds(AttackContext& ctx, const ModelOutput& clean, int n_target_classes, int restarts,
+                                 const TargetedRun& run) {
+    Perturbation p{ctx.x, {}, {}};
+    const int64_t C = clean.classes;
+    std::vector<uint8_t> robust(ctx.x.n);
+    for (int64_t i = 0; i < ctx.x.n; ++i) robust[i] = clean.pred(i) == ctx.y[i];
+
+    const int n_targets = static_cast<int>(std::min<int64_t>(n_target_classes, C - 1));
+    for (int rank = 2; rank <= n_targets + 1; ++rank) {
+        for (int r = 0; r < restarts; ++r) {
+            TargetedRound round;
+            round.rows = where(robust);
+            round.restart = r;
+            if (round.rows.empty()) return p;
+            for (int64_t i : round.rows) {
+                round.y.push_back(ctx.y[i]);
+                round.targets.push_back(kth_largest(clean.row(i), C, rank));
+                round.eps.push_back(ctx.eps[i]);
+            }
+            Images adv;
+            const std::vector<uint8_t> broken = run(round, adv);
+            for (size_t k = 0; k < round.rows.size(); ++k) {
+                if (!broken[k]) continue;
+                robust[round.rows[k]] = 0;
+                const float* src = adv.row(static_cast<int64_t>(k));
+                std::copy(src, src + p.x_adv.dim(), p.x_adv.row(round.rows[k]));
+            }
+        }
+    }
+    return p;
+}
+
+}  // namespace cw::attacks
