@@ -47,16 +47,6 @@ std::string printable(const std::string& s, size_t max_bytes = 120) {
 
 std::string quote(const std::string& name) { return "'" + printable(name) + "'"; }
 
-uint64_t load_le(const uint8_t* p, int nbytes) {
-    uint64_t v = 0;
-    for (int i = nbytes - 1; i >= 0; --i) v = (v << 8) | p[i];
-    return v;
-}
-
-void store_le(uint8_t* p, uint64_t v, int nbytes) {
-    for (int i = 0; i < nbytes; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-
 // Shared by read_file (before reading the whole file) and parse.
 void check_header_length(uint64_t n, uint64_t file_size, const std::string& src) {
     if (n > file_size - 8)
@@ -535,6 +525,16 @@ std::string strip_prefixes(const std::string& name) {
         else if (name.compare(pos, 6, "model.") == 0) pos += 6;
         else return name.substr(pos);
     }
+}
+
+uint64_t load_le(const uint8_t* p, int nbytes) {
+    uint64_t v = 0;
+    for (int i = nbytes - 1; i >= 0; --i) v = (v << 8) | p[i];
+    return v;
+}
+
+void store_le(uint8_t* p, uint64_t v, int nbytes) {
+    for (int i = 0; i < nbytes; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
 }  // namespace cw::st

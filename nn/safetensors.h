@@ -68,4 +68,8 @@ int64_t to_i64_scalar(const TensorRecord& t, const std::string& context = "tenso
 // Drops leading "module." / "model." (DataParallel and wrapper checkpoints), repeatedly.
 std::string strip_prefixes(const std::string& name);
 
+// Little-endian integers of 1..8 bytes (the file format's byte order, independent of the host's).
+uint64_t load_le(const uint8_t* p, int nbytes);
+void store_le(uint8_t* p, uint64_t v, int nbytes);
+
 }  // namespace cw::st

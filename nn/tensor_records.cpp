@@ -5,16 +5,6 @@
 namespace cw::nn {
 
 namespace {
-uint64_t load_le(const uint8_t* p, int nbytes) {
-    uint64_t v = 0;
-    for (int i = nbytes - 1; i >= 0; --i) v = (v << 8) | p[i];
-    return v;
-}
-
-void store_le(uint8_t* p, uint64_t v, int nbytes) {
-    for (int i = 0; i < nbytes; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-
 bool is_float(st::DType d) {
     return d == st::DType::F32 || d == st::DType::F16 || d == st::DType::BF16 || d == st::DType::F64;
 }
@@ -26,10 +16,10 @@ std::vector<int32_t> ints_from_record(const st::TensorRecord& r, const std::stri
     std::vector<int32_t> out(n);
     for (size_t i = 0; i < n; ++i) {
         if (r.dtype == st::DType::I32) {
-            out[i] = static_cast<int32_t>(static_cast<uint32_t>(load_le(&r.bytes[i * 4], 4)));
+            out[i] = static_cast<int32_t>(static_cast<uint32_t>(st::load_le(&r.bytes[i * 4], 4)));
             continue;
         }
-        const auto v = static_cast<int64_t>(load_le(&r.bytes[i * 8], 8));
+        const auto v = static_cast<int64_t>(st::load_le(&r.bytes[i * 8], 8));
         if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
             throw st::FormatError(context + ": integer " + std::to_string(v) + " does not fit in int32");
         out[i] = static_cast<int32_t>(v);
@@ -54,7 +44,7 @@ st::TensorRecord record_from_tensor(const Tensor& t) {
     r.dtype = st::DType::I32;
     r.shape = t.shape();
     r.bytes.resize(v.size() * 4);
-    for (size_t i = 0; i < v.size(); ++i) store_le(&r.bytes[i * 4], static_cast<uint32_t>(v[i]), 4);
+    for (size_t i = 0; i < v.size(); ++i) st::store_le(&r.bytes[i * 4], static_cast<uint32_t>(v[i]), 4);
     return r;
 }
 
@@ -83,7 +73,7 @@ st::TensorRecord record_from_u64(const std::vector<uint64_t>& words) {
     r.dtype = st::DType::U64;
     r.shape = {static_cast<int64_t>(words.size())};
     r.bytes.resize(words.size() * 8);
-    for (size_t i = 0; i < words.size(); ++i) store_le(&r.bytes[i * 8], words[i], 8);
+    for (size_t i = 0; i < words.size(); ++i) st::store_le(&r.bytes[i * 8], words[i], 8);
     return r;
 }
 
@@ -92,7 +82,7 @@ std::vector<uint64_t> u64_from_record(const st::TensorRecord& r, const std::stri
         throw st::FormatError(context + ": expected a 1-d U64 tensor, got " + st::dtype_name(r.dtype) + " " +
                               shape_str(r.shape));
     std::vector<uint64_t> out(r.bytes.size() / 8);
-    for (size_t i = 0; i < out.size(); ++i) out[i] = load_le(&r.bytes[i * 8], 8);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = st::load_le(&r.bytes[i * 8], 8);
     return out;
 }
 

@@ -14,6 +14,8 @@
 
 #include <unistd.h>
 
+#include "datasets/error.h"
+
 namespace cw_fixtures {
 
 using Bytes = std::vector<uint8_t>;
@@ -214,6 +216,19 @@ inline Bytes make_ppm(int w, int h, const Bytes& rgb, const std::string& comment
     Bytes b(head.begin(), head.end());
     b.insert(b.end(), rgb.begin(), rgb.end());
     return b;
+}
+
+// The message of the DataError `fn` throws; "" if it throws nothing, a marked message for any other exception.
+template <class Fn>
+std::string data_error_of(Fn fn) {
+    try {
+        fn();
+    } catch (const cw::data::DataError& e) {
+        return e.what();
+    } catch (const std::exception& e) {
+        return std::string("<other exception> ") + e.what();
+    }
+    return "";
 }
 
 }  // namespace cw_fixtures

@@ -15,21 +15,6 @@
 using namespace cw::data;
 using namespace cw_fixtures;
 
-namespace {
-// The message of the DataError `fn` throws ("" if it throws nothing or something else).
-template <class Fn>
-std::string data_error_of(Fn fn) {
-    try {
-        fn();
-    } catch (const DataError& e) {
-        return e.what();
-    } catch (...) {
-        return "<other exception>";
-    }
-    return "";
-}
-}  // namespace
-
 TEST_CASE("IDX: a valid file parses to its dims and values", "[datasets]") {
     const Bytes values{1, 2, 3, 4, 5, 6};
     const Bytes file = make_idx({3, 2}, values);

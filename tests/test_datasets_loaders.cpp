@@ -19,18 +19,6 @@ using namespace cw_fixtures;
 
 namespace {
 
-template <class Fn>
-std::string data_error_of(Fn fn) {
-    try {
-        fn();
-    } catch (const DataError& e) {
-        return e.what();
-    } catch (const std::exception& e) {
-        return std::string("<other exception> ") + e.what();
-    }
-    return "";
-}
-
 // n MNIST-style images of side `side` with pattern pixels, labels[i].
 void write_idx_pair(const std::string& folder, const std::string& prefix, const std::vector<int>& labels, bool gz,
                     uint32_t side = 28) {

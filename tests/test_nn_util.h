@@ -10,6 +10,8 @@
 
 namespace cw_nn_test {
 
+using cw_test::error_of;
+
 // tests/fixtures/<name>: found from the working directory, $CW_FIXTURES_DIR, or by walking up from the test
 // binary (build/tests/classwise_tests -> repository root). "" if absent.
 inline std::string fixture_path(const std::string& name) {
@@ -43,17 +45,5 @@ struct ScratchDir {
         return n;
     }
 };
-
-// The message of the E that f() throws; fails the test if nothing (or something else) is thrown.
-template <class E, class F>
-std::string error_of(F f) {
-    try {
-        f();
-    } catch (const E& e) {
-        return e.what();
-    }
-    FAIL("no exception was thrown");
-    return "";
-}
 
 }  // namespace cw_nn_test

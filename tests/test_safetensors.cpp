@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "nn/safetensors.h"
+#include "tests/test_util.h"
 
 using namespace cw;
+using cw_test::error_of;
 using Catch::Matchers::Contains;
 using Catch::Matchers::Equals;
 using Catch::Matchers::StartsWith;
@@ -30,18 +32,6 @@ Bytes raw(const std::string& header, const Bytes& data = {}) {
 }
 
 Bytes zeros(size_t n) { return Bytes(n, 0); }
-
-// The message of the E that f() throws; fails the test if it returns, any other exception escapes (and fails).
-template <class E, class F>
-std::string error_of(F f) {
-    try {
-        f();
-    } catch (const E& e) {
-        return e.what();
-    }
-    FAIL("expected an exception, nothing was thrown");
-    return {};
-}
 
 std::string parse_error(const Bytes& bytes) {
     return error_of<st::FormatError>([&] { st::parse(bytes.data(), bytes.size(), "bad.safetensors"); });

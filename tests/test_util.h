@@ -52,4 +52,16 @@ inline void require_close(const std::vector<float>& got, const std::vector<float
     }
 }
 
+// The message of the E that f() throws; fails the test if nothing is thrown (any other exception escapes and fails).
+template <class E, class F>
+std::string error_of(F f) {
+    try {
+        f();
+    } catch (const E& e) {
+        return e.what();
+    }
+    FAIL("expected an exception, nothing was thrown");
+    return {};
+}
+
 }  // namespace cw_test
