@@ -1,10 +1,13 @@
 // Convolution as im2col + one OpenBLAS GEMM per chunk of samples. Chunks are sized so each GEMM has a few
 // thousand columns (small feature maps would otherwise give skinny, slow GEMMs) within a bounded workspace.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "engine/cpu/cpu_backend.h"
+#include "engine/cpu/winograd.h"
 
 namespace cw {
 
@@ -107,7 +110,18 @@ bool needs_im2col(const ConvGeometry& g) { return !(g.r == 1 && g.s == 1 && g.st
 thread_local std::vector<float> t_col, t_gemm_out;
 }  // namespace
 
+bool CpuBackend::winograd_default() {
+    const char* v = std::getenv("CLASSWISE_WINOGRAD");
+    if (!v || !*v || std::strcmp(v, "1") == 0) return true;
+    if (std::strcmp(v, "0") == 0) return false;
+    std::fprintf(stderr, "classwise: CLASSWISE_WINOGRAD must be 0 or 1, got '%s'; using 1\n", v);
+    return true;
+}
+
+bool CpuBackend::use_winograd(const ConvGeometry& g) const { return winograd_enabled_ && winograd::applicable(g); }
+
 void CpuBackend::conv2d_forward(const float* x, const float* w, float* y, const ConvGeometry& g) {
+    if (use_winograd(g)) return winograd::forward(x, w, y, g);
     const int64_t p = g.out_h() * g.out_w(), crs = g.c * g.r * g.s, nb_max = samples_per_chunk(g);
     for (int64_t n0 = 0; n0 < g.n; n0 += nb_max) {
         const int64_t nb = std::min(nb_max, g.n - n0);
@@ -126,10 +140,16 @@ void CpuBackend::conv2d_forward(const float* x, const float* w, float* y, const 
 // Both gradients chunk by chunk; gx or gw may be null. One transposed copy of gy serves both GEMMs.
 void CpuBackend::conv2d_backward(const float* x, const float* w, const float* gy, float* gx, float* gw,
                                  const ConvGeometry& g) {
+    if (gx && use_winograd(g)) {
+        winograd::backward_data(gy, w, gx, g);
+        if (gw) backward_chunks(x, nullptr, gy, nullptr, gw, g, false);
+        return;
+    }
     backward_chunks(x, w, gy, gx, gw, g, false);
 }
 
 void CpuBackend::conv2d_backward_data(const float* gy, const float* w, float* gx, const ConvGeometry& g) {
+    if (use_winograd(g)) return winograd::backward_data(gy, w, gx, g);
     backward_chunks(nullptr, w, gy, gx, nullptr, g, false);
 }
 

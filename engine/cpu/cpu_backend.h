@@ -93,7 +93,16 @@ public:
     // Returns cached host buffers to the system.
     void release_cached_memory();
 
+    // 3x3 stride-1 convolutions (forward and backward-data) use Winograd F(2x2, 3x3) unless switched off here
+    // or by CLASSWISE_WINOGRAD=0; results differ from im2col only by float rounding.
+    void set_winograd(bool enabled) { winograd_enabled_ = enabled; }
+    bool winograd_enabled() const { return winograd_enabled_; }
+
 private:
+    bool use_winograd(const ConvGeometry& g) const;
+    bool winograd_enabled_ = winograd_default();
+    static bool winograd_default();
+
     void backward_chunks(const float* x, const float* w, const float* gy, float* gx, float* gw,
                          const ConvGeometry& g, bool accumulate_gw);
 };
