@@ -45,7 +45,8 @@ TEST_CASE("winograd: takes 3x3 stride-1 convolutions with enough channels, nothi
     CHECK_FALSE(winograd::applicable({2, 16, 8, 8, 16, 3, 3, 1, 3}));  // padding beyond the tile grid
 }
 
-TEST_CASE("winograd: forward and backward-data equal im2col on odd sizes, paddings 0-2, batch remainders",
+TEST_CASE("winograd: forward, backward-data and backward-filter equal im2col on odd sizes, paddings 0-2, "
+          "batch remainders",
           "[conv][winograd]") {
     // {n, c, h, w, k, r, s, stride, pad}
     const std::vector<ConvGeometry> cases = {
@@ -62,23 +63,30 @@ TEST_CASE("winograd: forward and backward-data equal im2col on odd sizes, paddin
         auto x = uniform(size_t(g.n * g.c * g.h * g.w), seed++), w = uniform(size_t(g.k * g.c * 9), seed++);
         auto gy = uniform(size_t(g.n * g.k * p), seed++);
         std::vector<float> y_ref(gy.size()), y_win(gy.size(), NAN), gx_ref(x.size()), gx_win(x.size(), NAN);
+        std::vector<float> gw_ref(w.size()), gw_win(w.size(), NAN), gw_acc(w.size(), 0.25f), gw_acc_ref(w.size());
         {
             WinogradSetting off(false);
             be.conv2d_forward(x.data(), w.data(), y_ref.data(), g);
             be.conv2d_backward_data(gy.data(), w.data(), gx_ref.data(), g);
+            be.conv2d_backward_filter(x.data(), gy.data(), gw_ref.data(), g, false);
         }
         {
             WinogradSetting on(true);
             be.conv2d_forward(x.data(), w.data(), y_win.data(), g);
             be.conv2d_backward_data(gy.data(), w.data(), gx_win.data(), g);
+            be.conv2d_backward_filter(x.data(), gy.data(), gw_win.data(), g, false);
+            be.conv2d_backward_filter(x.data(), gy.data(), gw_acc.data(), g, true);
         }
-        // Sums of c*9 products of O(1) terms; the transforms add a few roundings per term.
+        for (size_t i = 0; i < gw_ref.size(); ++i) gw_acc_ref[i] = gw_ref[i] + 0.25f;
+        // Sums of c*9 (or n*oh*ow) products of O(1) terms; the transforms add a few roundings per term.
         CHECK(relative_difference(y_win, y_ref) < 1e-5);
         CHECK(relative_difference(gx_win, gx_ref) < 1e-5);
+        CHECK(relative_difference(gw_win, gw_ref) < 1e-5);
+        CHECK(relative_difference(gw_acc, gw_acc_ref) < 1e-5);
     }
 }
 
-TEST_CASE("winograd: the combined backward (gx by Winograd, gw by im2col) equals im2col", "[conv][winograd]") {
+TEST_CASE("winograd: the combined backward (both gradients in one call) equals im2col", "[conv][winograd]") {
     const ConvGeometry g{3, 16, 6, 7, 16, 3, 3, 1, 1};
     CpuBackend& be = cpu_backend();
     auto x = uniform(size_t(g.n * g.c * g.h * g.w), 11), w = uniform(size_t(g.k * g.c * 9), 12);
@@ -93,7 +101,7 @@ TEST_CASE("winograd: the combined backward (gx by Winograd, gw by im2col) equals
         be.conv2d_backward(x.data(), w.data(), gy.data(), gx.data(), gw.data(), g);
     }
     CHECK(relative_difference(gx, gx_ref) < 1e-5);
-    CHECK(relative_difference(gw, gw_ref) < 1e-6);
+    CHECK(relative_difference(gw, gw_ref) < 1e-5);
 }
 
 TEST_CASE("gradcheck: conv2d through the Winograd path", "[gradcheck][ops][winograd]") {

@@ -140,9 +140,9 @@ void CpuBackend::conv2d_forward(const float* x, const float* w, float* y, const 
 // Both gradients chunk by chunk; gx or gw may be null. One transposed copy of gy serves both GEMMs.
 void CpuBackend::conv2d_backward(const float* x, const float* w, const float* gy, float* gx, float* gw,
                                  const ConvGeometry& g) {
-    if (gx && use_winograd(g)) {
-        winograd::backward_data(gy, w, gx, g);
-        if (gw) backward_chunks(x, nullptr, gy, nullptr, gw, g, false);
+    if (use_winograd(g)) {
+        if (gx) winograd::backward_data(gy, w, gx, g);
+        if (gw) winograd::backward_filter(x, gy, gw, g, false);
         return;
     }
     backward_chunks(x, w, gy, gx, gw, g, false);
@@ -155,6 +155,7 @@ void CpuBackend::conv2d_backward_data(const float* gy, const float* w, float* gx
 
 void CpuBackend::conv2d_backward_filter(const float* x, const float* gy, float* gw, const ConvGeometry& g,
                                         bool accumulate) {
+    if (use_winograd(g)) return winograd::backward_filter(x, gy, gw, g, accumulate);
     backward_chunks(x, nullptr, gy, nullptr, gw, g, accumulate);
 }
 
