@@ -81,7 +81,10 @@ void bench_model(const char* name, nn::Module& model, int64_t c, int64_t hw, int
 }  // namespace
 
 int main(int argc, char** argv) {
-    const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+    // [--quick] [small|resnet]: fewer repetitions; one model only.
+    bool quick = false;
+    std::string only;
+    for (int i = 1; i < argc; ++i) (std::string(argv[i]) == "--quick" ? quick = true : (only = argv[i], false));
     std::printf("classwise CPU benchmark: %d OpenMP threads, OpenBLAS %d threads (%s kernels)\n", omp_get_max_threads(),
                 openblas_get_num_threads(), openblas_get_corename());
     bench_gemm();
@@ -93,8 +96,8 @@ int main(int argc, char** argv) {
         std::make_shared<nn::Conv2d>(64, 64, 3), std::make_shared<nn::ReLU>(), std::make_shared<nn::MaxPool2d>(2),
         std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(1024, 200), std::make_shared<nn::ReLU>(),
         std::make_shared<nn::Linear>(200, 10)};
-    bench_model("small CNN 1x28x28", small_cnn, 1, 28, quick ? 3 : 11);
+    if (only.empty() || only == "small") bench_model("small CNN 1x28x28", small_cnn, 1, 28, quick ? 3 : 11);
     nn::PreActResNet resnet({2, 2, 2, 2}, 10);
-    bench_model("PreAct ResNet-18", resnet, 3, 32, quick ? 1 : 5);
+    if (only.empty() || only == "resnet") bench_model("PreAct ResNet-18", resnet, 3, 32, quick ? 1 : 5);
     return 0;
 }

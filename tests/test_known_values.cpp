@@ -1,4 +1,5 @@
 // Hand-computed values for conv, pooling, batch norm and softmax cross-entropy; RNG reproducibility.
+#include <limits>
 #include <cmath>
 
 #include "tests/test_util.h"
@@ -33,6 +34,31 @@ TEST_CASE("pooling known values", "[known]") {
     auto xg = x.clone().set_requires_grad(true);
     sum(max_pool2d(xg, 2)).backward();
     require_close(xg.grad().to_vector(), {0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 1});
+}
+
+TEST_CASE("max-pool ties and NaN: the 2x2 fast path chooses like the general loop", "[known]") {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    // windows: a tie of 7s (the first wins), a NaN before a larger 7 (NaN wins), 9, four equal 2s (the first wins)
+    const std::vector<float> v = {3, 7, 1, nan, 7, 2, 7, 0, 9, 4, 2, 2, 1, 1, 2, 2};
+    for (int64_t stride : {2, 1}) {  // stride 1 takes the general loop; its windows at even corners are the same
+        INFO("stride " << stride);
+        auto xg = Tensor::from_vector(v, {1, 1, 4, 4}).set_requires_grad(true);
+        auto y = max_pool2d(xg, 2, stride, 0);
+        const auto out = y.to_vector();
+        auto window = [&](int r, int c) { return out[stride == 2 ? r * 2 + c : (2 * r) * 3 + 2 * c]; };
+        REQUIRE(window(0, 0) == 7.f);
+        REQUIRE(std::isnan(window(0, 1)));
+        REQUIRE(window(1, 0) == 9.f);
+        REQUIRE(window(1, 1) == 2.f);
+        if (stride == 2) {
+            sum(y).backward();
+            auto g = xg.grad().to_vector();
+            for (int i = 0; i < 16; ++i) {
+                INFO("element " << i);
+                REQUIRE(g[i] == ((i == 1 || i == 3 || i == 8 || i == 10) ? 1.f : 0.f));
+            }
+        }
+    }
 }
 
 TEST_CASE("batch norm known values and running statistics", "[known]") {

@@ -1,12 +1,11 @@
-// Winograd F(2x2, 3x3) transforms. Each loop runs across filters or tiles so that it vectorises; the plane
-// transforms are compiled for AVX-512, AVX2 and plain x86-64 and the running CPU picks one (target_clones).
+// Winograd F(2x2, 3x3) transforms. Each loop runs across filters or tiles so that it vectorises.
 #include "engine/cpu/winograd_transforms.h"
+
+#include "engine/cpu/vector_clones.h"
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
-
-#define CW_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 
 namespace cw::winograd {
 
