@@ -113,3 +113,15 @@ TEST_CASE("gradcheck: conv2d through the Winograd path", "[gradcheck][ops][winog
     require_gradcheck([](In t) { return conv2d(t[0], t[1], t[2], 1, 1); }, {x, w, b});
     require_gradcheck([](In t) { return conv2d(t[0], t[1], {}, 1, 0); }, {randn({1, 16, 6, 6}, 34), randn({16, 16, 3, 3}, 35, 0.2f)});
 }
+
+TEST_CASE("winograd: the filter gradient repeats bit for bit (training runs are reproducible)", "[conv][winograd]") {
+    WinogradSetting on(true);
+    const ConvGeometry g{37, 16, 6, 6, 16, 3, 3, 1, 1};  // many blocks, so both threads sum several
+    auto x = uniform(size_t(g.n * g.c * g.h * g.w), 21), gy = uniform(size_t(g.n * g.k * 36), 22);
+    std::vector<float> first(size_t(g.k * g.c * 9)), again(first.size());
+    cpu_backend().conv2d_backward_filter(x.data(), gy.data(), first.data(), g, false);
+    for (int rep = 0; rep < 5; ++rep) {
+        cpu_backend().conv2d_backward_filter(x.data(), gy.data(), again.data(), g, false);
+        REQUIRE(again == first);
+    }
+}

@@ -121,14 +121,15 @@ void backward_filter(const float* x, const float* gy, float* gw, const ConvGeome
     const Problem p{g.n, g.c, g.h, g.w, g.k, g.pad, g.out_h(), g.out_w()};
     const int64_t tiles = p.tiles(), du_size = kPlanes * g.k * g.c;
     const ImageBlocks blocks(p, kTargetTilesPerBlock);
-    // Each thread sums its blocks into its own dU; the partial sums are added afterwards.
+    // Each thread sums its blocks into its own dU; the partial sums are added afterwards. Static scheduling fixes
+    // which blocks each thread sums, so the rounding, and a training run, repeat bit for bit.
     const int64_t threads = omp_get_max_threads();
     float* du = Workspace::ensure(t_filter_sums, threads * du_size);
 #pragma omp parallel
     {
         float* mine = du + omp_get_thread_num() * du_size;
         bool first = true;
-#pragma omp for schedule(dynamic, 1)
+#pragma omp for schedule(static)
         for (int64_t b = 0; b < blocks.count; ++b) {
             const int64_t n0 = b * blocks.per_block, nb = std::min(blocks.per_block, p.n - n0), cols = nb * tiles;
             Workspace& ws = t_ws;
