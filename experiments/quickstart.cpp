@@ -4,6 +4,7 @@
 // accuracy differs strongly between classes (shirts and pullovers are far less robust than trousers and bags).
 //
 //   ./experiments/quickstart [--epochs 1] [--method pgd_at|natural] [--eps 0.1] [--device auto] [--resume]
+#include <cstdlib>
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
@@ -73,7 +74,15 @@ int main(int argc, char** argv) {
     app.add_option("--batch-size", f.batch_size, "batch size")->check(CLI::Range(1, 1000000));
     app.add_option("--eps", f.eps, "L-inf radius in [0,1] pixel units (training and evaluation)")->check(CLI::Range(0.f, 1.f));
     app.add_option("--pgd-steps", f.pgd_steps, "PGD steps for training")->check(CLI::Range(1, 1000000));
-    app.add_option("--lr", f.lr, "SGD learning rate")->check(CLI::Range(1, 1000000));
+    const CLI::Validator positive(
+        [](std::string& v) {
+            char* end = nullptr;
+            const double x = std::strtod(v.c_str(), &end);
+            return (end != v.c_str() && *end == 0 && x > 0 && x < 1e3) ? std::string()
+                                                                       : "expected a number in (0, 1000), got '" + v + "'";
+        },
+        "(0, 1000)");
+    app.add_option("--lr", f.lr, "SGD learning rate")->check(positive);
     app.add_option("--train-n", f.train_n, "train on the first N training images (0: all)")->check(CLI::Range(0, 100000000));
     app.add_option("--eval-n", f.eval_n, "evaluate on the first N test images")->check(CLI::Range(1, 1000000));
     app.add_option("--device", f.device, "auto, cpu or cuda");
