@@ -8,26 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "engine/backend.h"
 #include "engine/rng.h"
 
 using namespace cw;
-using Clock = std::chrono::steady_clock;
+using cw_bench::median_ms;
 
 namespace {
 
-template <class F>
-double median_ms(F f, int warmup, int reps) {
-    for (int i = 0; i < warmup; ++i) f();
-    std::vector<double> t;
-    for (int i = 0; i < reps; ++i) {
-        auto t0 = Clock::now();
-        f();
-        t.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-}
 
 std::vector<float> uniform(size_t n, uint64_t seed) {
     std::vector<float> v(n);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "engine/backend.h"
 #include "engine/ops.h"
 #include "nn/layers.h"
@@ -20,22 +21,10 @@ extern "C" int openblas_get_num_threads(void);
 extern "C" char* openblas_get_corename(void);
 
 using namespace cw;
-using Clock = std::chrono::steady_clock;
+using cw_bench::median_ms;
 
 namespace {
 
-template <class F>
-double median_ms(F f, int warmup, int reps) {
-    for (int i = 0; i < warmup; ++i) f();
-    std::vector<double> t;
-    for (int i = 0; i < reps; ++i) {
-        auto t0 = Clock::now();
-        f();
-        t.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-}
 
 void bench_gemm() {
     for (int64_t s : {512, 1024}) {

@@ -34,9 +34,18 @@ struct Problem {
     int64_t tiles() const { return tiles_h() * tiles_w(); }
 };
 
-// Images [n0, n0 + count) of block b.
+// Images [n0, n0 + nb) of one block, cols = nb * tiles GEMM columns.
+struct Block {
+    int64_t n0, nb, cols;
+};
+
+// The batch in blocks of whole images.
 struct ImageBlocks {
     int64_t per_block, count;
+    Block at(int64_t b, const Problem& p) const {
+        const int64_t n0 = b * per_block, nb = std::min(per_block, p.n - n0);
+        return {n0, nb, nb * p.tiles()};
+    }
     ImageBlocks(const Problem& p, int64_t target_tiles) {
         const int64_t threads = omp_get_max_threads();
         per_block = std::max<int64_t>(1, target_tiles / p.tiles());
@@ -55,9 +64,10 @@ struct Workspace {
 thread_local Workspace t_ws;
 thread_local std::vector<float> t_filters, t_filter_sums;
 
-// V for images [n0, n0 + nb) of `in`: v[xi][c][nn * tiles + t].
-void transform_inputs(const float* in, const Problem& p, int64_t n0, int64_t nb, float* v, Workspace& ws) {
-    const int64_t th = p.tiles_h(), tw = p.tiles_w(), cols = nb * p.tiles();
+// V for the block's images of `in`, v[xi][c][nn * tiles + t], in the thread's workspace.
+float* transform_inputs(const float* in, const Problem& p, const Block& blk, Workspace& ws) {
+    const int64_t th = p.tiles_h(), tw = p.tiles_w(), n0 = blk.n0, nb = blk.nb, cols = blk.cols;
+    float* v = Workspace::ensure(ws.v, kPlanes * p.cin * cols);
     float* padded = Workspace::ensure(ws.padded, (2 * th + 2) * (2 * tw + 2));
     float* rows = Workspace::ensure(ws.rows, std::max(4 * (2 * tw + 2), 12 * tw));
     for (int64_t nn = 0; nn < nb; ++nn)
@@ -65,6 +75,7 @@ void transform_inputs(const float* in, const Problem& p, int64_t n0, int64_t nb,
             pad_plane(in + ((n0 + nn) * p.cin + c) * p.h * p.w, p.h, p.w, p.pad, th, tw, padded);
             input_transform_plane(padded, th, tw, v + c * cols + nn * p.tiles(), p.cin * cols, rows);
         }
+    return v;
 }
 
 // Inside a parallel region OpenBLAS (OpenMP build) runs a GEMM on the calling thread.
@@ -79,11 +90,11 @@ void convolve(const float* in, const float* u, float* out, const Problem& p) {
     const ImageBlocks blocks(p, kTargetTilesPerBlock);
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t b = 0; b < blocks.count; ++b) {
-        const int64_t n0 = b * blocks.per_block, nb = std::min(blocks.per_block, p.n - n0), cols = nb * tiles;
+        const Block blk = blocks.at(b, p);
+        const int64_t n0 = blk.n0, nb = blk.nb, cols = blk.cols;
         Workspace& ws = t_ws;
-        float* v = Workspace::ensure(ws.v, kPlanes * p.cin * cols);
+        const float* v = transform_inputs(in, p, blk, ws);
         float* m = Workspace::ensure(ws.m, kPlanes * p.cout * cols);
-        transform_inputs(in, p, n0, nb, v, ws);
         for (int64_t xi = 0; xi < kPlanes; ++xi)
             gemm(false, p.cout, cols, p.cin, u + xi * p.cout * p.cin, v + xi * p.cin * cols, 0.f,
                  m + xi * p.cout * cols);
@@ -131,11 +142,11 @@ void backward_filter(const float* x, const float* gy, float* gw, const ConvGeome
         bool first = true;
 #pragma omp for schedule(static)
         for (int64_t b = 0; b < blocks.count; ++b) {
-            const int64_t n0 = b * blocks.per_block, nb = std::min(blocks.per_block, p.n - n0), cols = nb * tiles;
+            const Block blk = blocks.at(b, p);
+            const int64_t n0 = blk.n0, nb = blk.nb, cols = blk.cols;
             Workspace& ws = t_ws;
-            float* v = Workspace::ensure(ws.v, kPlanes * p.cin * cols);
+            const float* v = transform_inputs(x, p, blk, ws);
             float* dm = Workspace::ensure(ws.m, kPlanes * p.cout * cols);
-            transform_inputs(x, p, n0, nb, v, ws);
             float* rows = Workspace::ensure(ws.rows, 12 * p.tiles_w());
             for (int64_t nn = 0; nn < nb; ++nn)
                 for (int64_t k = 0; k < p.cout; ++k)

@@ -1,0 +1,24 @@
+// Shared by the benchmark binaries: the median wall time of repeated runs after warm-up.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+namespace cw_bench {
+
+template <class F>
+double median_ms(F f, int warmup, int reps) {
+    using Clock = std::chrono::steady_clock;
+    for (int i = 0; i < warmup; ++i) f();
+    std::vector<double> t;
+    for (int i = 0; i < reps; ++i) {
+        auto t0 = Clock::now();
+        f();
+        t.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+}  // namespace cw_bench
