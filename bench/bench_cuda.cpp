@@ -4,13 +4,12 @@
 // after warm-up (the warm-up includes cuDNN's algorithm search); each repetition ends with a device
 // synchronisation. tools/bench_pytorch_gpu.py measures the same workload in PyTorch and prints the same keys.
 // Without a usable GPU it prints one line "CUDA benchmark skipped: <why>" and exits 0.
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "engine/autograd.h"
 #include "engine/cuda/plugin_api.h"
 #include "engine/ops.h"
@@ -18,7 +17,6 @@
 #include "nn/optim.h"
 
 using namespace cw;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -39,21 +37,6 @@ void synchronize() {
         std::fprintf(stderr, "bench_cuda: %s\n", err);
         std::exit(1);
     }
-}
-
-template <class F>
-double median_ms(F f, int warmup, int reps) {
-    for (int i = 0; i < warmup; ++i) f();
-    synchronize();
-    std::vector<double> t;
-    for (int i = 0; i < reps; ++i) {
-        const auto t0 = Clock::now();
-        f();
-        synchronize();
-        t.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
 }
 
 struct Peak {
@@ -109,7 +92,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < warmup; ++i) train_step();
     synchronize();
     reset_peak();
-    const double train_ms = median_ms(train_step, 0, reps);
+    const double train_ms = cw_bench::median_ms(train_step, 0, reps, synchronize);
     const Peak train_peak = peak_since_reset();
 
     model.eval();
@@ -121,7 +104,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < warmup; ++i) pgd_step();
     synchronize();
     reset_peak();
-    const double pgd_ms = median_ms(pgd_step, 0, reps);
+    const double pgd_ms = cw_bench::median_ms(pgd_step, 0, reps, synchronize);
     const Peak pgd_peak = peak_since_reset();
 
     std::printf("workload: PreAct ResNet-18, batch %lld, 3x32x32, SGD momentum 0.9, median of %d after %d warm-up\n",

@@ -1,8 +1,6 @@
 #include "nn/checkpoint.h"
 
 #include <cstdio>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <vector>
 
@@ -94,36 +92,7 @@ void load_model(Module& model, const std::string& path) {
     load_module_state(model, records, path);
 }
 
-Metadata read_metadata(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw st::IoError(path + ": cannot open for reading");
-    in.seekg(0, std::ios::end);
-    const auto file_size = static_cast<uint64_t>(in.tellg());
-    in.seekg(0);
-    uint8_t prefix[8] = {};
-    if (file_size < 8 || !in.read(reinterpret_cast<char*>(prefix), 8))
-        throw st::FormatError(path + ": file is shorter than the 8-byte header length (not a safetensors file)");
-    uint64_t n = 0;
-    for (int i = 7; i >= 0; --i) n = (n << 8) | prefix[i];
-    if (n > st::kMaxHeaderBytes || n > file_size - 8)
-        throw st::FormatError(path + ": header length " + std::to_string(n) + " is impossible for a " +
-                              std::to_string(file_size) + "-byte file (truncated or not a safetensors file)");
-    std::string header(static_cast<size_t>(n), '\0');
-    if (!in.read(header.data(), static_cast<std::streamsize>(n))) throw st::IoError(path + ": read failed");
-    // Only two levels matter here; deeper values (shapes, offsets) are dropped while parsing.
-    const auto keep_shallow = [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) { return depth <= 2; };
-    const nlohmann::json j = nlohmann::json::parse(header, keep_shallow, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object()) throw st::FormatError(path + ": header is not a JSON object");
-    Metadata out;
-    auto it = j.find("__metadata__");
-    if (it == j.end()) return out;
-    if (!it->is_object()) throw st::FormatError(path + ": __metadata__ is not a JSON object");
-    for (const auto& [key, value] : it->items()) {
-        if (!value.is_string()) throw st::FormatError(path + ": __metadata__ value for '" + key + "' is not a string");
-        out[key] = value.get<std::string>();
-    }
-    return out;
-}
+Metadata read_metadata(const std::string& path) { return st::read_metadata(path); }
 
 LoadedModel load_model_from_checkpoint(const std::string& path) {
     LoadedModel out;

@@ -235,6 +235,16 @@ uint64_t byte_count(const TensorRecord& t, const std::string& context) {
     return n;
 }
 
+static std::map<std::string, std::string> metadata_of(const json& val, const std::string& src) {
+    if (!val.is_object()) fail(src, "__metadata__ is not a JSON object");
+    std::map<std::string, std::string> out;
+    for (const auto& [mk, mv] : val.items()) {
+        if (!mv.is_string()) fail(src, "__metadata__ value for " + quote(mk) + " is not a string");
+        out[mk] = mv.get<std::string>();
+    }
+    return out;
+}
+
 File parse(const uint8_t* data, size_t size, const std::string& src) {
     if (size < 8)
         fail(src, "file is " + std::to_string(size) +
@@ -256,11 +266,7 @@ File parse(const uint8_t* data, size_t size, const std::string& src) {
     File file;
     for (const auto& [key, val] : header.items()) {
         if (key == "__metadata__") {
-            if (!val.is_object()) fail(src, "__metadata__ is not a JSON object");
-            for (const auto& [mk, mv] : val.items()) {
-                if (!mv.is_string()) fail(src, "__metadata__ value for " + quote(mk) + " is not a string");
-                file.metadata[mk] = mv.get<std::string>();
-            }
+            file.metadata = metadata_of(val, src);
             continue;
         }
         const std::string ctx = src + ": tensor " + quote(key);
@@ -326,18 +332,25 @@ File parse(const uint8_t* data, size_t size, const std::string& src) {
     return file;
 }
 
-File read_file(const std::string& path) {
-    Fd f;
-    f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (f.fd < 0) throw IoError(path + ": cannot open for reading: " + os_error(errno));
-    struct stat st;
-    if (::fstat(f.fd, &st) != 0) throw IoError(path + ": cannot stat: " + os_error(errno));
-    if (!S_ISREG(st.st_mode)) throw IoError(path + ": not a regular file");
-    const uint64_t size = static_cast<uint64_t>(st.st_size);
-    if (size > std::numeric_limits<size_t>::max()) throw IoError(path + ": file too large for this machine");
+namespace {
 
-    std::vector<uint8_t> bytes;
-    auto read_exact = [&](uint8_t* dst, size_t count, uint64_t offset) {
+// A regular file opened for reading, with its size; read_exact fails with the path on short reads.
+struct InputFile {
+    std::string path;
+    Fd f;
+    uint64_t size = 0;
+
+    explicit InputFile(const std::string& p) : path(p) {
+        f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (f.fd < 0) throw IoError(path + ": cannot open for reading: " + os_error(errno));
+        struct stat st;
+        if (::fstat(f.fd, &st) != 0) throw IoError(path + ": cannot stat: " + os_error(errno));
+        if (!S_ISREG(st.st_mode)) throw IoError(path + ": not a regular file");
+        size = static_cast<uint64_t>(st.st_size);
+        if (size > std::numeric_limits<size_t>::max()) throw IoError(path + ": file too large for this machine");
+    }
+
+    void read_exact(uint8_t* dst, size_t count, uint64_t offset) const {
         size_t done = 0;
         while (done < count) {
             const ssize_t r = ::pread(f.fd, dst + done, count - done, static_cast<off_t>(offset + done));
@@ -346,16 +359,40 @@ File read_file(const std::string& path) {
             if (r == 0) throw IoError(path + ": file shrank while being read");
             done += static_cast<size_t>(r);
         }
-    };
-    // Reject a bad header length before reading (possibly gigabytes of) data.
-    if (size >= 8) {
+    }
+
+    // The checked header length; rejects a bad one before anything else is read.
+    uint64_t header_length() const {
         uint8_t prefix[8];
         read_exact(prefix, 8, 0);
-        check_header_length(load_le(prefix, 8), size, path);
+        const uint64_t n = load_le(prefix, 8);
+        check_header_length(n, size, path);
+        return n;
     }
-    bytes.resize(static_cast<size_t>(size));
-    read_exact(bytes.data(), bytes.size(), 0);
+};
+
+}  // namespace
+
+File read_file(const std::string& path) {
+    const InputFile in(path);
+    if (in.size >= 8) in.header_length();  // possibly gigabytes of data follow: fail on a bad length first
+    std::vector<uint8_t> bytes(static_cast<size_t>(in.size));
+    in.read_exact(bytes.data(), bytes.size(), 0);
     return parse(bytes.data(), bytes.size(), path);
+}
+
+std::map<std::string, std::string> read_metadata(const std::string& path) {
+    const InputFile in(path);
+    if (in.size < 8)
+        fail(path, "file is " + std::to_string(in.size) +
+                       " bytes, shorter than the 8-byte header length (truncated or not a safetensors file)");
+    const uint64_t n = in.header_length();
+    std::vector<uint8_t> hdr(static_cast<size_t>(n));
+    in.read_exact(hdr.data(), hdr.size(), 8);
+    if (n == 0 || hdr[0] != '{') fail(path, "header does not start with '{' (not a safetensors file)");
+    const json header = parse_header_json(hdr.data(), hdr.size(), path);
+    const auto it = header.find("__metadata__");
+    return it == header.end() ? std::map<std::string, std::string>{} : metadata_of(*it, path);
 }
 
 std::vector<uint8_t> serialize(const File& file, const std::string& dest) {

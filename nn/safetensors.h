@@ -44,6 +44,8 @@ inline constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 // Validates everything the spec requires; `source_name` (usually the path) starts every error message.
 File parse(const uint8_t* data, size_t size, const std::string& source_name);
 File read_file(const std::string& path);
+// Only the header's __metadata__ (read without the tensor data, so a file truncated in its data still answers).
+std::map<std::string, std::string> read_metadata(const std::string& path);
 
 // Header keys: "__metadata__" first when non-empty, then tensors by name, data in that same order; header
 // padded with spaces to a multiple of 8. Throws FormatError if a record's bytes do not match its shape.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/cpu/cpu_backend.h"
+#include "engine/cpu/scratch.h"
 #include "engine/cpu/winograd.h"
 
 namespace cw {
@@ -23,11 +24,6 @@ int64_t samples_per_chunk(const ConvGeometry& g) {
     nb = std::min(nb, std::max<int64_t>(1, kMaxWorkspaceFloats / std::max<int64_t>(1, crs * p)));
     nb = std::min(nb, std::max<int64_t>(1, kMaxWorkspaceFloats / std::max<int64_t>(1, g.k * p)));
     return std::min(nb, g.n);
-}
-
-float* workspace(std::vector<float>& buf, int64_t floats) {
-    if (static_cast<int64_t>(buf.size()) < floats) buf.resize(static_cast<size_t>(floats));
-    return buf.data();
 }
 
 // col[(c*R + r)*S + s, nn*P + oh*OW + ow] = x[n0+nn, c, oh*stride - pad + r, ow*stride - pad + s] (0 outside)
@@ -127,11 +123,11 @@ void CpuBackend::conv2d_forward(const float* x, const float* w, float* y, const 
         const int64_t nb = std::min(nb_max, g.n - n0);
         const float* col = x + n0 * g.c * g.h * g.w;  // a single 1x1/stride-1 sample is its own column matrix
         if (needs_im2col(g) || nb > 1) {
-            float* buf = workspace(t_col, crs * nb * p);
+            float* buf = grown(t_col, crs * nb * p);
             im2col(x, buf, g, n0, nb);
             col = buf;
         }
-        float* out = nb == 1 ? y + n0 * g.k * p : workspace(t_gemm_out, g.k * nb * p);
+        float* out = nb == 1 ? y + n0 * g.k * p : grown(t_gemm_out, g.k * nb * p);
         gemm(false, false, g.k, nb * p, crs, 1.f, w, crs, col, nb * p, 0.f, out, nb * p);
         if (nb > 1) gemm_to_samples(out, y + n0 * g.k * p, nb, g.k, p);
     }
@@ -167,14 +163,14 @@ void CpuBackend::backward_chunks(const float* x, const float* w, const float* gy
         const int64_t nb = std::min(nb_max, g.n - n0);
         const float* gyc = gy + n0 * g.k * p;
         if (nb > 1) {
-            float* buf = workspace(t_gemm_out, g.k * nb * p);
+            float* buf = grown(t_gemm_out, g.k * nb * p);
             samples_to_gemm(gyc, buf, nb, g.k, p);
             gyc = buf;
         }
         if (gw) {  // gw (+)= gy x col^T
             const float* col = x + n0 * g.c * g.h * g.w;
             if (needs_im2col(g) || nb > 1) {
-                float* buf = workspace(t_col, crs * nb * p);
+                float* buf = grown(t_col, crs * nb * p);
                 im2col(x, buf, g, n0, nb);
                 col = buf;
             }
@@ -186,7 +182,7 @@ void CpuBackend::backward_chunks(const float* x, const float* w, const float* gy
                 gemm(true, false, crs, p, g.k, 1.f, w, crs, gyc, p, 0.f, gx + n0 * g.c * g.h * g.w, p);
                 continue;
             }
-            float* gcol = workspace(t_col, crs * nb * p);
+            float* gcol = grown(t_col, crs * nb * p);
             gemm(true, false, crs, nb * p, g.k, 1.f, w, crs, gyc, nb * p, 0.f, gcol, nb * p);
             col2im(gcol, gx, g, n0, nb);
         }

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "engine/cpu/scratch.h"
 #include "engine/cpu/winograd_transforms.h"
 
 namespace cw::winograd {
@@ -56,10 +57,6 @@ struct ImageBlocks {
 
 struct Workspace {
     std::vector<float> v, m, padded, rows;
-    static float* ensure(std::vector<float>& b, int64_t n) {
-        if (static_cast<int64_t>(b.size()) < n) b.resize(static_cast<size_t>(n));
-        return b.data();
-    }
 };
 thread_local Workspace t_ws;
 thread_local std::vector<float> t_filters, t_filter_sums;
@@ -67,9 +64,9 @@ thread_local std::vector<float> t_filters, t_filter_sums;
 // V for the block's images of `in`, v[xi][c][nn * tiles + t], in the thread's workspace.
 float* transform_inputs(const float* in, const Problem& p, const Block& blk, Workspace& ws) {
     const int64_t th = p.tiles_h(), tw = p.tiles_w(), n0 = blk.n0, nb = blk.nb, cols = blk.cols;
-    float* v = Workspace::ensure(ws.v, kPlanes * p.cin * cols);
-    float* padded = Workspace::ensure(ws.padded, (2 * th + 2) * (2 * tw + 2));
-    float* rows = Workspace::ensure(ws.rows, std::max(4 * (2 * tw + 2), 12 * tw));
+    float* v = grown(ws.v, kPlanes * p.cin * cols);
+    float* padded = grown(ws.padded, (2 * th + 2) * (2 * tw + 2));
+    float* rows = grown(ws.rows, std::max(4 * (2 * tw + 2), 12 * tw));
     for (int64_t nn = 0; nn < nb; ++nn)
         for (int64_t c = 0; c < p.cin; ++c) {
             pad_plane(in + ((n0 + nn) * p.cin + c) * p.h * p.w, p.h, p.w, p.pad, th, tw, padded);
@@ -94,11 +91,11 @@ void convolve(const float* in, const float* u, float* out, const Problem& p) {
         const int64_t n0 = blk.n0, nb = blk.nb, cols = blk.cols;
         Workspace& ws = t_ws;
         const float* v = transform_inputs(in, p, blk, ws);
-        float* m = Workspace::ensure(ws.m, kPlanes * p.cout * cols);
+        float* m = grown(ws.m, kPlanes * p.cout * cols);
         for (int64_t xi = 0; xi < kPlanes; ++xi)
             gemm(false, p.cout, cols, p.cin, u + xi * p.cout * p.cin, v + xi * p.cin * cols, 0.f,
                  m + xi * p.cout * cols);
-        float* rows = Workspace::ensure(ws.rows, 12 * p.tiles_w());
+        float* rows = grown(ws.rows, 12 * p.tiles_w());
         for (int64_t nn = 0; nn < nb; ++nn)
             for (int64_t k = 0; k < p.cout; ++k)
                 output_transform_plane(m + k * cols + nn * tiles, p.cout * cols, p.tiles_h(), p.tiles_w(),
@@ -114,18 +111,16 @@ bool applicable(const ConvGeometry& g) {
 }
 
 void forward(const float* x, const float* w, float* y, const ConvGeometry& g) {
-    std::vector<float>& u = t_filters;
-    u.resize(static_cast<size_t>(kPlanes * g.k * g.c));
-    transform_filters(w, u.data(), g.k, g.c, false);
-    convolve(x, u.data(), y, {g.n, g.c, g.h, g.w, g.k, g.pad, g.out_h(), g.out_w()});
+    float* u = grown(t_filters, kPlanes * g.k * g.c);
+    transform_filters(w, u, g.k, g.c, false);
+    convolve(x, u, y, {g.n, g.c, g.h, g.w, g.k, g.pad, g.out_h(), g.out_w()});
 }
 
 void backward_data(const float* gy, const float* w, float* gx, const ConvGeometry& g) {
-    std::vector<float>& u = t_filters;
-    u.resize(static_cast<size_t>(kPlanes * g.k * g.c));
-    transform_filters(w, u.data(), g.k, g.c, true);
+    float* u = grown(t_filters, kPlanes * g.k * g.c);
+    transform_filters(w, u, g.k, g.c, true);
     // A full correlation of gy with the rotated filters: padding 2 - pad brings oh x ow back to h x w.
-    convolve(gy, u.data(), gx, {g.n, g.k, g.out_h(), g.out_w(), g.c, 2 - g.pad, g.h, g.w});
+    convolve(gy, u, gx, {g.n, g.k, g.out_h(), g.out_w(), g.c, 2 - g.pad, g.h, g.w});
 }
 
 void backward_filter(const float* x, const float* gy, float* gw, const ConvGeometry& g, bool accumulate) {
@@ -135,7 +130,7 @@ void backward_filter(const float* x, const float* gy, float* gw, const ConvGeome
     // Each thread sums its blocks into its own dU; the partial sums are added afterwards. Static scheduling fixes
     // which blocks each thread sums, so the rounding, and a training run, repeat bit for bit.
     const int64_t threads = omp_get_max_threads();
-    float* du = Workspace::ensure(t_filter_sums, threads * du_size);
+    float* du = grown(t_filter_sums, threads * du_size);
 #pragma omp parallel
     {
         float* mine = du + omp_get_thread_num() * du_size;
@@ -146,8 +141,8 @@ void backward_filter(const float* x, const float* gy, float* gw, const ConvGeome
             const int64_t n0 = blk.n0, nb = blk.nb, cols = blk.cols;
             Workspace& ws = t_ws;
             const float* v = transform_inputs(x, p, blk, ws);
-            float* dm = Workspace::ensure(ws.m, kPlanes * p.cout * cols);
-            float* rows = Workspace::ensure(ws.rows, 12 * p.tiles_w());
+            float* dm = grown(ws.m, kPlanes * p.cout * cols);
+            float* rows = grown(ws.rows, 12 * p.tiles_w());
             for (int64_t nn = 0; nn < nb; ++nn)
                 for (int64_t k = 0; k < p.cout; ++k)
                     output_gradient_transform_plane(gy + ((n0 + nn) * p.cout + k) * p.oh * p.ow, p.oh, p.ow,

@@ -1,6 +1,7 @@
 // Winograd F(2x2, 3x3) transforms. Each loop runs across filters or tiles so that it vectorises.
 #include "engine/cpu/winograd_transforms.h"
 
+#include "engine/cpu/scratch.h"
 #include "engine/cpu/vector_clones.h"
 
 #include <algorithm>
@@ -83,11 +84,6 @@ void filter_gradient_row(const float* __restrict du, int64_t stride, int64_t n, 
 
 thread_local std::vector<float> t_scratch;
 
-float* scratch(int64_t floats) {
-    if (static_cast<int64_t>(t_scratch.size()) < floats) t_scratch.resize(static_cast<size_t>(floats));
-    return t_scratch.data();
-}
-
 }  // namespace
 
 void transform_filters(const float* w, float* u, int64_t k, int64_t c, bool backward_data) {
@@ -95,7 +91,7 @@ void transform_filters(const float* w, float* u, int64_t k, int64_t c, bool back
     // Each output row gathers its filters tap-major first, so the transform reads and writes contiguous runs.
 #pragma omp parallel for schedule(static) if (k * c > 256)
     for (int64_t o = 0; o < outs; ++o) {
-        float* taps = scratch(21 * ins);
+        float* taps = grown(t_scratch, 21 * ins);
         for (int64_t i = 0; i < ins; ++i) {
             const float* src = backward_data ? w + (i * c + o) * 9 : w + (o * c + i) * 9;
             for (int t = 0; t < 9; ++t) taps[t * ins + i] = backward_data ? src[8 - t] : src[t];
@@ -107,7 +103,7 @@ void transform_filters(const float* w, float* u, int64_t k, int64_t c, bool back
 void filter_gradients_from_transform(const float* du, float* gw, int64_t k, int64_t c, bool accumulate) {
 #pragma omp parallel for schedule(static) if (k * c > 256)
     for (int64_t kk = 0; kk < k; ++kk) {
-        float* taps = scratch(21 * c);
+        float* taps = grown(t_scratch, 21 * c);
         filter_gradient_row(du + kk * c, k * c, c, taps, taps + 9 * c);
         float* dst = gw + kk * c * 9;
         for (int64_t i = 0; i < c; ++i)
