@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "attacks/losses.h"
 
 namespace cw::attacks {
 
@@ -22,11 +21,12 @@ nlohmann::json Apgd::config() const {
 }
 
 Perturbation Apgd::perturb(AttackContext& ctx) {
-    Perturbation p{ctx.x, {}, {}};
-    const std::vector<int32_t> clean_pred = ctx.model.forward(ctx.x).preds();
-    std::vector<uint8_t> robust(ctx.x.n);
-    for (int64_t i = 0; i < ctx.x.n; ++i) robust[i] = clean_pred[i] == ctx.y[i];
+    Perturbation p{ctx.x.clone(), {}, {}};
+    const std::vector<int32_t> clean_pred = ctx.model.predict(ctx.x);
+    std::vector<uint8_t> robust(ctx.n());
+    for (int64_t i = 0; i < ctx.n(); ++i) robust[i] = clean_pred[i] == ctx.y[i];
 
+    // Each restart attacks the samples still robust: their subset crosses to the device once per restart.
     for (int r = 0; r < c_.restarts; ++r) {
         const std::vector<int64_t> idx = where(robust);
         if (idx.empty()) break;
@@ -36,17 +36,18 @@ Perturbation Apgd::perturb(AttackContext& ctx) {
             y.push_back(ctx.y[i]);
             eps.push_back(ctx.eps[i]);
         }
-        const Objective J = [&](int64_t i, const float* z, int64_t C, float* dz) {
-            return c_.loss == ApgdLoss::CE ? cross_entropy(z, C, y[i], dz) : dlr(z, C, y[i], dz);
-        };
-        const ApgdRunResult run = apgd_run(ctx.model, take_rows(ctx.x, idx), y, eps, J,
-                                           {c_.norm, c_.n_iter, c_.rho}, ctx.rng);
+        const Objective J = make_objective(c_.loss == ApgdLoss::CE ? AttackObjective::CrossEntropy : AttackObjective::Dlr,
+                                           y, ctx.device());
+        const ApgdRunResult run = apgd_run(ctx.model, take_rows(ctx.x, idx), eps, J, {c_.norm, c_.n_iter, c_.rho}, ctx.rng);
+        const std::vector<float> still = run.robust.to_vector();
+        std::vector<int64_t> broken_rows, broken_at;
         for (size_t k = 0; k < idx.size(); ++k) {
-            if (run.robust[k]) continue;
+            if (still[k] != 0.f) continue;
             robust[idx[k]] = 0;
-            std::copy(run.x_best_adv.row(static_cast<int64_t>(k)),
-                      run.x_best_adv.row(static_cast<int64_t>(k)) + p.x_adv.dim(), p.x_adv.row(idx[k]));
+            broken_rows.push_back(idx[k]);
+            broken_at.push_back(static_cast<int64_t>(k));
         }
+        put_rows_(p.x_adv, broken_rows, take_rows(run.x_best_adv, broken_at));
     }
     return p;
 }

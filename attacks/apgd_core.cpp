@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "attacks/steps.h"
+#include "engine/ops.h"
 
 namespace cw::attacks {
 
@@ -19,122 +20,93 @@ std::vector<int> ApgdSchedule::check_iterations(int n_iter) const {
 }
 
 namespace {
-// P(v): project v (in place) onto {||v − x|| ≤ ε_i} ∩ [0,1]^n.
-void project(Images& v, const Images& x, const std::vector<float>& eps, Norm norm) {
+// x0 = x + ε_i·t/||t||: L∞: t ~ U(−1,1), ||·||_∞; L2: t ~ N(0, I), ||·||₂ + 1e-12; then box-clipped.
+Tensor initial_point(const Tensor& x, const std::vector<float>& eps, Norm norm, Rng& rng) {
+    const int64_t n = x.size(0), dim = x.numel() / n;
+    std::vector<float> t(static_cast<size_t>(n * dim));
     if (norm == Norm::Linf) {
-        project_linf(v, x, eps);
-        return;
+        for (float& v : t) v = rng.uniform(-1.f, 1.f);
+    } else {
+        rng.fill_normal(t.data(), t.size(), 0.f, 1.f);
     }
-    const std::vector<float> d = l2_dist(v, x);
-    for (int64_t i = 0; i < x.n; ++i) {
-        // x + (v−x)/(||v−x|| + 1e-12)·min(ε, ||v−x||), then the box
-        const float scale = std::min(eps[i], d[i]) / (d[i] + 1e-12f);
-        for (int64_t j = 0; j < x.dim(); ++j) {
-            float& a = v.row(i)[j];
-            a = std::min(std::max(x.row(i)[j] + (a - x.row(i)[j]) * scale, 0.f), 1.f);
+    for (int64_t i = 0; i < n; ++i) {
+        float* row = t.data() + i * dim;
+        double s = 0;
+        float m = 0;
+        for (int64_t j = 0; j < dim; ++j) {
+            s += double(row[j]) * row[j];
+            m = std::max(m, std::fabs(row[j]));
         }
+        const float scale = norm == Norm::Linf ? eps[i] / m : eps[i] / (static_cast<float>(std::sqrt(s)) + 1e-12f);
+        for (int64_t j = 0; j < dim; ++j) row[j] *= scale;
     }
-}
-
-// x0: L∞: x + ε·t/||t||_∞, t ~ U(−1,1); L2: x + ε·t/||t||_2, t ~ N(0, I); then box-clipped.
-Images initial_point(const Images& x, const std::vector<float>& eps, Norm norm, Rng& rng) {
-    Images t(x.n, x.sample_shape);
-    if (norm == Norm::Linf) {
-        for (float& v : t.v) v = rng.uniform(-1.f, 1.f);
-    } else {
-        rng.fill_normal(t.v.data(), t.v.size(), 0.f, 1.f);
-    }
-    const Images zero(x.n, x.sample_shape);
-    const std::vector<float> tn = norm == Norm::Linf ? linf_dist(t, zero) : l2_dist(t, zero);
-    Images x0 = x;
-    for (int64_t i = 0; i < x.n; ++i) {
-        const float scale = norm == Norm::Linf ? eps[i] / tn[i] : eps[i] / (tn[i] + 1e-12f);
-        for (int64_t j = 0; j < x.dim(); ++j) x0.row(i)[j] += scale * t.row(i)[j];
-    }
-    clip_box(x0);
-    return x0;
-}
-
-// z = P(x_cur + η·sign(g)) (L∞) or P(x_cur + η·g/||g||₂) (L2)
-Images ascent_point(const Images& x_cur, const Images& g, const std::vector<float>& eta, const Images& x,
-                    const std::vector<float>& eps, Norm norm) {
-    Images z = x_cur;
-    if (norm == Norm::Linf) {
-        sign_step(z, g, eta);
-    } else {
-        const Images zero(g.n, g.sample_shape);
-        const std::vector<float> gn = l2_dist(g, zero);
-        for (int64_t i = 0; i < z.n; ++i)
-            for (int64_t j = 0; j < z.dim(); ++j) z.row(i)[j] += eta[i] * g.row(i)[j] / (gn[i] + 1e-12f);
-    }
-    project(z, x, eps, norm);
-    return z;
+    return perturbed(x, t);
 }
 }  // namespace
 
-ApgdRunResult apgd_run(ModelOracle& model, const Images& x, const std::vector<int32_t>& y,
-                       const std::vector<float>& eps, const Objective& J, const ApgdSettings& s, Rng& rng) {
-    const int64_t n = x.n;
+ApgdRunResult apgd_run(ModelOracle& model, const Tensor& x, const std::vector<float>& eps, const Objective& J,
+                       const ApgdSettings& s, Rng& rng) {
+    NoGradGuard bookkeeping;
+    const int64_t n = x.size(0);
     const int N = s.n_iter;
     const ApgdSchedule schedule(N);
+    const AttackNorm norm = s.norm == Norm::Linf ? AttackNorm::Linf : AttackNorm::L2;
+    const Device device = x.device();
+    const Tensor eps_t = Tensor::from_vector(eps, {n}, device);
+    const Tensor zero = Tensor::zeros({n}, DType::F32, device);
 
-    const Images x0 = initial_point(x, eps, s.norm, rng);
-    ModelOutput out = model.value_and_grad(x0, J);
+    const Tensor x0 = initial_point(x, eps, s.norm, rng);
+    Evaluation e = model.value_and_grad(x0, J);
 
-    ApgdRunResult r{x0, std::vector<uint8_t>(n)};
-    for (int64_t i = 0; i < n; ++i) r.robust[i] = out.pred(i) == y[i];
-    Images x_max = x0, g_max = out.grad;   // best-objective point and its gradient
-    std::vector<float> L_max = out.value;
-
-    std::vector<float> eta(n);
-    for (int64_t i = 0; i < n; ++i) eta[i] = 2 * eps[i];
-    Images x_prev = x0, x_cur = x0, g = out.grad;
+    ApgdRunResult r{x0, rsub(1.f, e.obj.wrong)};
+    Tensor x_max = x0, g_max = e.grad;   // best-objective point and its gradient
+    Tensor L_max = e.obj.value;
+    Tensor eta = mul(eps_t, 2.f);
+    Tensor x_prev = x0, x_cur = x0, g = e.grad;
     int k = schedule.first, counter = 0;
-    std::vector<float> L_max_at_last_check = L_max;
-    std::vector<uint8_t> reduced_at_last_check(n, 1);
-    std::vector<std::vector<float>> loss_hist(N, std::vector<float>(n, 0.f));
+    Tensor L_max_at_last_check = L_max;
+    Tensor reduced_at_last_check = Tensor::ones({n}, device);
+    // loss_hist[i]: the objective after iteration i, zero until written. Row −1 wraps to the last row, as in the
+    // reference code (attacks.md §4.3 quirk): the first check compares iteration 0 against a still-zero row.
+    std::vector<Tensor> loss_hist(static_cast<size_t>(N));
+    auto hist = [&](int i) {
+        const Tensor& h = loss_hist[static_cast<size_t>((i + N) % N)];
+        return h.defined() ? h : zero;
+    };
 
     for (int i = 0; i < N; ++i) {
         const float a = i == 0 ? 1.f : 0.75f;   // no momentum on the very first step
-        const Images z = ascent_point(x_cur, g, eta, x, eps, s.norm);
-        Images x_new = x_cur;
-        for (size_t j = 0; j < x_new.v.size(); ++j)
-            x_new.v[j] = x_cur.v[j] + a * (z.v[j] - x_cur.v[j]) + (1 - a) * (x_cur.v[j] - x_prev.v[j]);
-        project(x_new, x, eps, s.norm);
+        // z = P(x_cur + η·dir(g)); x_new = P(x_cur + a·(z − x_cur) + (1 − a)·(x_cur − x_prev))
+        Tensor z = x_cur.clone();
+        attack_step_(norm, z, g, x, eps_t, eta);
+        Tensor x_new = add(add(x_cur, mul(sub(z, x_cur), a)), mul(sub(x_cur, x_prev), 1.f - a));
+        attack_step_(norm, x_new, Tensor(), x, eps_t, eta);
         x_prev = std::move(x_cur);
         x_cur = std::move(x_new);
 
-        out = model.value_and_grad(x_cur, J);
-        g = out.grad;
-        std::vector<uint8_t> improved(n), wrong(n);
-        for (int64_t b = 0; b < n; ++b) {
-            wrong[b] = out.pred(b) != y[b];
-            if (wrong[b]) r.robust[b] = 0;
-            loss_hist[i][b] = out.value[b];
-            improved[b] = out.value[b] > L_max[b];   // strict
-            if (improved[b]) L_max[b] = out.value[b];
-        }
-        copy_rows_where(r.x_best_adv, x_cur, wrong);
-        copy_rows_where(x_max, x_cur, improved);
-        copy_rows_where(g_max, g, improved);
+        e = model.value_and_grad(x_cur, J);
+        g = e.grad;
+        r.robust = mul(r.robust, rsub(1.f, e.obj.wrong));
+        loss_hist[i] = e.obj.value;
+        const Tensor improved = greater(e.obj.value, L_max);   // strict
+        L_max = where_rows(improved, e.obj.value, L_max);
+        r.x_best_adv = where_rows(e.obj.wrong, x_cur, r.x_best_adv);
+        x_max = where_rows(improved, x_cur, x_max);
+        g_max = where_rows(improved, g, g_max);
 
         if (++counter < k) continue;
-        std::vector<uint8_t> reduce(n);
-        for (int64_t b = 0; b < n; ++b) {
-            // cond1: too few increasing steps in the last k iterations. Index i−c−1 = −1 wraps to the last
-            // (still zero) row of the history, as in the reference code (attacks.md §4.3 quirk).
-            int n_incr = 0;
-            for (int c = 0; c < k; ++c) n_incr += loss_hist[i - c][b] > loss_hist[(i - c - 1 + N) % N][b];
-            const bool cond1 = n_incr <= s.rho * k;
-            // cond2: step not reduced at the last check and no improvement of the best objective since then.
-            const bool cond2 = !reduced_at_last_check[b] && L_max_at_last_check[b] >= L_max[b];
-            reduce[b] = cond1 || cond2;
-            reduced_at_last_check[b] = reduce[b];
-            L_max_at_last_check[b] = L_max[b];
-            if (reduce[b]) eta[b] /= 2;
-        }
-        copy_rows_where(x_cur, x_max, reduce);   // restart from the best point (x_prev is not reset)
-        copy_rows_where(g, g_max, reduce);
+        // cond1: too few increasing steps in the last k iterations; cond2: the step was not reduced at the last
+        // check and the best objective has not improved since then.
+        Tensor n_incr = zero;
+        for (int c = 0; c < k; ++c) n_incr = add(n_incr, greater(hist(i - c), hist(i - c - 1)));
+        const Tensor cond1 = greater_equal(Tensor::scalar(s.rho * static_cast<float>(k), device), n_incr);
+        const Tensor cond2 = mul(rsub(1.f, reduced_at_last_check), greater_equal(L_max_at_last_check, L_max));
+        const Tensor reduce = maximum(cond1, cond2);
+        reduced_at_last_check = reduce;
+        L_max_at_last_check = L_max;
+        eta = mul(eta, rsub(1.f, mul(reduce, 0.5f)));   // halved where reduced
+        x_cur = where_rows(reduce, x_max, x_cur);   // restart from the best point (x_prev is not reset)
+        g = where_rows(reduce, g_max, g);
         k = std::max(k - schedule.shrink, schedule.min);
         counter = 0;
     }

@@ -2,6 +2,10 @@
 // One run of Auto-PGD (Croce & Hein 2020) on a batch, exactly as attacks.md §4.3: momentum steps with a
 // per-sample step size η (initially 2ε) that halves at checkpoints where the objective oscillates or stalls, with a
 // restart from the best point found. Shared by APGD-CE / APGD-DLR (apgd.h) and APGD-T (apgd_targeted.h).
+// Every per-sample decision (best points, step-size checks) is a 0/1 tensor on the model's device: an iteration
+// copies nothing to the host. The step and projection are the PGD kernel's (engine/attack_math.h); for L2 its
+// 1e-10 guard stands where the reference code adds 1e-12 to the norms (a difference below float resolution for
+// any gradient or perturbation that is not itself ~1e-10).
 #include <vector>
 
 #include "attacks/attack.h"
@@ -15,8 +19,8 @@ struct ApgdSettings {
 };
 
 struct ApgdRunResult {
-    Images x_best_adv;           // last misclassified iterate (x0 for samples never misclassified)
-    std::vector<uint8_t> robust; // still correctly classified at every iterate
+    Tensor x_best_adv;           // last misclassified iterate (x0 for samples never misclassified), on the device
+    Tensor robust;               // [n] 1 while correctly classified at every iterate, on the device
 };
 
 // Checkpoint lengths: first max(⌊0.22N⌋,1), then shrinking by max(⌊0.03N⌋,1) down to max(⌊0.06N⌋,1).
@@ -27,8 +31,9 @@ struct ApgdSchedule {
     std::vector<int> check_iterations(int n_iter) const;
 };
 
-// J is the per-sample objective to maximise (CE, DLR, targeted DLR); eps one entry per sample.
-ApgdRunResult apgd_run(ModelOracle& model, const Images& x, const std::vector<int32_t>& y,
-                       const std::vector<float>& eps, const Objective& J, const ApgdSettings& s, Rng& rng);
+// x: the clean images of the run's samples (device); eps: their radii (host, one per sample); J: the objective to
+// maximise (CE, DLR, targeted DLR) with those samples' labels and targets.
+ApgdRunResult apgd_run(ModelOracle& model, const Tensor& x, const std::vector<float>& eps, const Objective& J,
+                       const ApgdSettings& s, Rng& rng);
 
 }  // namespace cw::attacks

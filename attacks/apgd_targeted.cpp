@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "attacks/losses.h"
 #include "attacks/targeted_rounds.h"
 
 namespace cw::attacks {
@@ -34,15 +33,13 @@ Perturbation ApgdTargeted::perturb(AttackContext& ctx) {
     if (C < 4) throw std::invalid_argument("APGD-T needs at least 4 classes (targeted DLR), the model has " +
                                            std::to_string(C));
     return run_targeted_rounds(ctx, clean, c_.n_target_classes, c_.restarts,
-                               [&](const TargetedRound& round, Images& adv) {
-        const Objective J = [&](int64_t i, const float* z, int64_t nc, float* dz) {
-            return dlr_targeted(z, nc, round.y[i], round.targets[i], dz);
-        };
-        ApgdRunResult run = apgd_run(ctx.model, take_rows(ctx.x, round.rows), round.y, round.eps, J,
+                               [&](const TargetedRound& round, Tensor& adv) {
+        const Objective J = make_objective(AttackObjective::DlrTargeted, round.y, ctx.device(), round.targets);
+        ApgdRunResult run = apgd_run(ctx.model, take_rows(ctx.x, round.rows), round.eps, J,
                                      {c_.norm, c_.n_iter, c_.rho}, ctx.rng);
         adv = std::move(run.x_best_adv);
-        std::vector<uint8_t> broken(run.robust.size());
-        for (size_t k = 0; k < broken.size(); ++k) broken[k] = !run.robust[k];
+        std::vector<uint8_t> broken;
+        for (float r : run.robust.to_vector()) broken.push_back(r == 0.f);
         return broken;
     });
 }

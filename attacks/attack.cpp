@@ -4,6 +4,8 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/ops.h"
+
 namespace cw::attacks {
 
 const char* mode_name(ModelMode m) { return m == ModelMode::Eval ? "eval" : "train"; }
@@ -53,14 +55,34 @@ std::string Attack::describe() const {
     return os.str();
 }
 
+const Images& AttackContext::host_x() {
+    if (!have_host_x_) {
+        host_x_ = from_tensor(x);
+        have_host_x_ = true;
+    }
+    return host_x_;
+}
+
+Tensor AttackContext::per_sample_tensor(const std::vector<float>& v) const {
+    return Tensor::from_vector(v, {static_cast<int64_t>(v.size())}, device());
+}
+
 namespace {
-void check_inputs(const std::string& who, const Tensor& x, const Tensor& y, const Images& xs,
-                  const PerSample& ps) {
-    const int64_t n = xs.n;
+void check_inputs(const std::string& who, const Tensor& x, const Tensor& y, const PerSample& ps) {
+    CW_CHECK(x.ndim() == 4, ShapeError, who + ": expected images [N, C, H, W], got " + x.describe());
+    const int64_t n = x.size(0);
     CW_CHECK(y.dtype() == DType::I32 && y.ndim() == 1 && y.size(0) == n, ShapeError,
              who + ": labels must be int32 [" + std::to_string(n) + "], got " + y.describe());
-    for (float v : xs.v)
-        CW_CHECK(v >= 0.f && v <= 1.f, Error, who + ": input images must lie in [0, 1] (normalisation belongs to the model)");
+    if (x.numel() > 0) {
+        // Two scalars cross to the host, not the batch.
+        NoGradGuard no_grad;
+        const Tensor flat = reshape(x.detach(), {1, -1});
+        const float hi = max(flat, 1).item(), lo = -max(neg(flat), 1).item();
+        const bool finite = backend(x.device()).count_nonfinite(x.f32(), x.numel()) == 0;
+        CW_CHECK(finite && lo >= 0.f && hi <= 1.f, Error,
+                 who + ": input images must lie in [0, 1] (normalisation belongs to the model); got values in [" +
+                     std::to_string(lo) + ", " + std::to_string(hi) + "]" + (finite ? "" : " and NaN/Inf"));
+    }
     auto check_size = [&](size_t size, const char* what) {
         CW_CHECK(size == 0 || size == static_cast<size_t>(n), ShapeError,
                  who + ": per-sample " + what + " has " + std::to_string(size) + " entries for " +
@@ -69,14 +91,13 @@ void check_inputs(const std::string& who, const Tensor& x, const Tensor& y, cons
     check_size(ps.eps.size(), "eps");
     check_size(ps.alpha.size(), "alpha");
     check_size(ps.targets.size(), "targets");
-    (void)x;
 }
 }  // namespace
 
 AttackResult Attack::run(nn::Module& model, const Tensor& x, const Tensor& y, Rng& rng, const PerSample& ps) {
-    const Images xs = from_tensor(x);
-    check_inputs(name(), x, y, xs, ps);
+    check_inputs(name(), x, y, ps);
     const std::vector<int32_t> labels = y.to_int_vector();
+    const int64_t n = x.size(0);
 
     ModeScope scope(model, mode_);
     if (!announced_ && log_) {
@@ -85,22 +106,26 @@ AttackResult Attack::run(nn::Module& model, const Tensor& x, const Tensor& y, Rn
     }
 
     AttackResult result;
-    if (xs.n == 0) {
+    if (n == 0) {
         result.x_adv = x.clone();
         return result;
     }
-    ModelOracle oracle(model, x.device());
-    AttackContext ctx{oracle, xs, labels, ps.eps.empty() ? std::vector<float>(xs.n, eps_) : ps.eps, ps, rng};
+    const Device device = x.device();
+    ModelOracle oracle(model, device);
+    std::vector<float> eps = ps.eps.empty() ? std::vector<float>(static_cast<size_t>(n), eps_) : ps.eps;
+    Tensor eps_t = Tensor::from_vector(eps, {n}, device);
+    AttackContext ctx{oracle, x.detach(), labels, y.device() == device ? y : y.to(device), std::move(eps),
+                      std::move(eps_t), ps, rng};
     Perturbation p = perturb(ctx);
 
-    result.x_adv = to_tensor(p.x_adv, x.device());
+    result.x_adv = std::move(p.x_adv);
     result.targets = std::move(p.targets);
     result.queries = std::move(p.queries);
     if (mode_ == ModelMode::Eval) {
-        result.pred = p.pred.empty() ? oracle.forward(p.x_adv).preds() : std::move(p.pred);
+        result.pred = p.pred.empty() ? oracle.predict(result.x_adv) : std::move(p.pred);
         if (!targeted() || result.targets.size() == labels.size()) {
-            result.success.resize(static_cast<size_t>(xs.n));
-            for (int64_t i = 0; i < xs.n; ++i)
+            result.success.resize(static_cast<size_t>(n));
+            for (int64_t i = 0; i < n; ++i)
                 result.success[i] = targeted() ? result.pred[i] == result.targets[i] : result.pred[i] != labels[i];
         }
     }

@@ -51,20 +51,38 @@ struct AttackResult {
     std::vector<int64_t> queries;   // model queries per sample, for attacks that count them (Square)
 };
 
-// What an attack's perturb() works with.
+// What an attack's perturb() works with. The images, labels and radii live on the model's device (the gradient
+// attacks never copy per step); the host copies are for decisions and for the host-side attacks.
 struct AttackContext {
+    AttackContext(ModelOracle& m, Tensor x_, const std::vector<int32_t>& y_, Tensor labels_, std::vector<float> eps_,
+                  Tensor eps_t_, const PerSample& ps, Rng& r)
+        : model(m), x(std::move(x_)), y(y_), labels(std::move(labels_)), eps(std::move(eps_)),
+          eps_t(std::move(eps_t_)), per_sample(ps), rng(r) {}
     ModelOracle& model;
-    const Images& x;                // clean images (host)
-    const std::vector<int32_t>& y;  // labels
-    std::vector<float> eps;         // ε_i for every sample, already resolved
+    Tensor x;                       // clean images [N, C, H, W] in [0, 1], on the model's device
+    const std::vector<int32_t>& y;  // labels (host)
+    Tensor labels;                  // the labels, int32 [N] on the device
+    std::vector<float> eps;         // ε_i for every sample, already resolved (host)
+    Tensor eps_t;                   // the same radii, [N] on the device
     const PerSample& per_sample;
     Rng& rng;
+
+    int64_t n() const { return x.size(0); }
+    Device device() const { return x.device(); }
+    // The clean images on the host, copied at the first request (Square, FAB).
+    const Images& host_x();
+    // A per-sample vector as a device tensor [N].
+    Tensor per_sample_tensor(const std::vector<float>& v) const;
+
+private:
+    Images host_x_;
+    bool have_host_x_ = false;
 };
 
 struct Perturbation {
-    Perturbation(Images x, std::vector<int32_t> t = {}, std::vector<int64_t> q = {})
+    Perturbation(Tensor x, std::vector<int32_t> t = {}, std::vector<int64_t> q = {})
         : x_adv(std::move(x)), targets(std::move(t)), queries(std::move(q)) {}
-    Images x_adv;
+    Tensor x_adv;                   // [N, C, H, W] on the device
     std::vector<int32_t> targets;   // targeted attacks
     std::vector<int64_t> queries;   // attacks that count queries
     // argmax f(x_adv), if the attack already knows it (Square does: a final check would cost a query beyond its

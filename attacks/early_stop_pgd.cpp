@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "attacks/losses.h"
 #include "attacks/steps.h"
+#include "engine/ops.h"
 
 namespace cw::attacks {
 
@@ -46,39 +46,47 @@ nlohmann::json EarlyStopPgd::config() const {
     return j;
 }
 
-void EarlyStopPgd::add_noise(Images& x_adv, const std::vector<uint8_t>& moving, Rng& rng) const {
-    if (c_.omega == 0.f) return;
-    for (int64_t i = 0; i < x_adv.n; ++i)
+void EarlyStopPgd::step(Tensor& x_adv, const Tensor& grad, const Tensor& x_nat, const Tensor& eps,
+                        const Tensor& alpha, const std::vector<uint8_t>& moving, Rng& rng) const {
+    if (c_.omega == 0.f) {
+        attack_step_(AttackNorm::Linf, x_adv, grad, x_nat, eps, alpha);
+        return;
+    }
+    const int64_t n = x_adv.size(0), dim = x_adv.numel() / n;
+    std::vector<float> noise(static_cast<size_t>(n * dim), 0.f);
+    for (int64_t i = 0; i < n; ++i)
         if (moving[i])
-            for (int64_t j = 0; j < x_adv.dim(); ++j) x_adv.row(i)[j] += c_.omega * rng.normal();
+            for (int64_t j = 0; j < dim; ++j) noise[i * dim + j] = c_.omega * rng.normal();
+    const Tensor a = reshape(alpha, {n, 1, 1, 1});
+    x_adv = add(add(x_adv, mul(a, sign(grad))), Tensor::from_vector(noise, x_adv.shape(), x_adv.device()));
+    attack_step_(AttackNorm::Linf, x_adv, Tensor(), x_nat, eps, alpha);   // projection only
 }
 
 Perturbation EarlyStopPgd::perturb(AttackContext& ctx) {
     const std::vector<float> alpha =
-        ctx.per_sample.alpha.empty() ? std::vector<float>(ctx.x.n, c_.alpha) : ctx.per_sample.alpha;
-    return c_.semantics == FatSemantics::Original ? original(ctx, alpha) : cfa(ctx, alpha);
+        ctx.per_sample.alpha.empty() ? std::vector<float>(ctx.n(), c_.alpha) : ctx.per_sample.alpha;
+    NoGradGuard bookkeeping;
+    return c_.semantics == FatSemantics::Original ? original(ctx, alpha) : cfa(ctx, ctx.per_sample_tensor(alpha));
 }
 
 Perturbation EarlyStopPgd::original(AttackContext& ctx, const std::vector<float>& alpha) {
-    const int64_t n = ctx.x.n;
-    Images x_adv = uniform_linf_start(ctx.x, ctx.eps, ctx.rng);
+    const int64_t n = ctx.n();
+    Tensor x_adv = uniform_linf_start(ctx.x, ctx.eps, ctx.rng);
     std::vector<int> budget(n, c_.tau);
     std::vector<uint8_t> active(n, 1);
     for (int k = 0; k < c_.steps; ++k) {
+        // One pass over the active samples: its predictions decide who freezes (the per-step decision crosses to
+        // the host), its gradient moves the rest.
         const std::vector<int64_t> idx = where(active);
-        // One pass over the active samples: its predictions decide who freezes, its gradient moves the rest.
-        const Images sub = take_rows(x_adv, idx);
-        const std::vector<int32_t> y_sub = [&] {
-            std::vector<int32_t> v;
-            for (int64_t i : idx) v.push_back(ctx.y[i]);
-            return v;
-        }();
-        const ModelOutput out = ctx.model.value_and_grad(sub, [&](int64_t p, const float* z, int64_t C, float* dz) {
-            return cross_entropy(z, C, y_sub[p], dz);
-        });
+        std::vector<int32_t> y_sub;
+        for (int64_t i : idx) y_sub.push_back(ctx.y[i]);
+        const Objective J = make_objective(AttackObjective::CrossEntropy, y_sub, ctx.device());
+        Tensor sub = take_rows(x_adv, idx);
+        const Evaluation e = ctx.model.value_and_grad(sub, J);
+        const std::vector<float> wrong = e.obj.wrong.to_vector();
         std::vector<uint8_t> moving(idx.size(), 1);
         for (size_t p = 0; p < idx.size(); ++p) {
-            if (out.pred(static_cast<int64_t>(p)) == y_sub[p]) continue;
+            if (wrong[p] == 0.f) continue;
             if (budget[idx[p]] == 0) {
                 active[idx[p]] = 0;   // frozen: output as is
                 moving[p] = 0;
@@ -88,38 +96,33 @@ Perturbation EarlyStopPgd::original(AttackContext& ctx, const std::vector<float>
         }
         if (std::none_of(active.begin(), active.end(), [](uint8_t a) { return a; })) break;
 
-        Images moved = sub;
         std::vector<float> a(idx.size()), eps(idx.size());
         for (size_t p = 0; p < idx.size(); ++p) {
             a[p] = moving[p] ? alpha[idx[p]] : 0.f;
             eps[p] = ctx.eps[idx[p]];
         }
-        sign_step(moved, out.grad, a);
-        add_noise(moved, moving, ctx.rng);
-        project_linf(moved, take_rows(ctx.x, idx), eps);
-        put_rows(x_adv, idx, moved);
+        step(sub, e.grad, take_rows(ctx.x, idx), ctx.per_sample_tensor(eps), ctx.per_sample_tensor(a), moving, ctx.rng);
+        put_rows_(x_adv, idx, sub);
     }
     return {std::move(x_adv), {}, {}};
 }
 
-Perturbation EarlyStopPgd::cfa(AttackContext& ctx, const std::vector<float>& alpha) {
-    const int64_t n = ctx.x.n;
-    Images x_adv = uniform_linf_start(ctx.x, ctx.eps, ctx.rng);
-    std::vector<int> counter(n, c_.tau);
+Perturbation EarlyStopPgd::cfa(AttackContext& ctx, const Tensor& alpha) {
+    const int64_t n = ctx.n();
+    Tensor x_adv = uniform_linf_start(ctx.x, ctx.eps, ctx.rng);
+    const Objective J{AttackObjective::CrossEntropy, ctx.labels, {}, 0.f};
+    // counter_i starts at τ and drops (not below 0) at every check that finds the sample misclassified; the sample
+    // moves while its counter is > 0. All on the device; only the noise (ω > 0) needs the flags on the host.
+    Tensor counter = Tensor::full({n}, static_cast<float>(c_.tau), ctx.device());
+    const Tensor zero = Tensor::zeros({n}, DType::F32, ctx.device());
     for (int k = 0; k < c_.steps; ++k) {
-        const ModelOutput out = ctx.model.value_and_grad(x_adv, [&](int64_t i, const float* z, int64_t C, float* dz) {
-            return cross_entropy(z, C, ctx.y[i], dz);
-        });
-        std::vector<uint8_t> moving(n, 0);
-        std::vector<float> a(n, 0.f);
-        for (int64_t i = 0; i < n; ++i) {
-            if (out.pred(i) != ctx.y[i]) counter[i] = std::max(counter[i] - 1, 0);   // decrement before the update
-            moving[i] = counter[i] > 0;
-            if (moving[i]) a[i] = alpha[i];
-        }
-        sign_step(x_adv, out.grad, a);
-        add_noise(x_adv, moving, ctx.rng);
-        project_linf(x_adv, ctx.x, ctx.eps);
+        const Evaluation e = ctx.model.value_and_grad(x_adv, J);
+        counter = maximum(sub(counter, e.obj.wrong), zero);
+        const Tensor moving = greater(counter, zero);
+        std::vector<uint8_t> moving_host;
+        if (c_.omega != 0.f)
+            for (float m : moving.to_vector()) moving_host.push_back(m != 0.f);
+        step(x_adv, e.grad, ctx.x, ctx.eps_t, mul(alpha, moving), moving_host, ctx.rng);
     }
     return {std::move(x_adv), {}, {}};
 }

@@ -48,8 +48,11 @@ protected:
 
 private:
     Perturbation original(AttackContext& ctx, const std::vector<float>& alpha);
-    Perturbation cfa(AttackContext& ctx, const std::vector<float>& alpha);
-    void add_noise(Images& x_adv, const std::vector<uint8_t>& moving, Rng& rng) const;
+    Perturbation cfa(AttackContext& ctx, const Tensor& alpha);
+    // One step of the moving samples (α_i = 0 for the others): sign step, ω·N(0, I) noise where moving (drawn on
+    // the host for the moving samples only, in sample order), then the ε-ball and the box.
+    void step(Tensor& x_adv, const Tensor& grad, const Tensor& x_nat, const Tensor& eps, const Tensor& alpha,
+              const std::vector<uint8_t>& moving, Rng& rng) const;
     EarlyStopPgdConfig c_;
     std::string name_;
 };

@@ -40,8 +40,7 @@ StageResult Ensemble::run_stage(size_t k, nn::Module& model, const Tensor& x, co
     StageResult r;
     r.attacked = where(robust);
     if (r.attacked.empty()) return r;
-    const Images xs = from_tensor(x);
-    const Images sub = take_rows(xs, r.attacked);
+    const Tensor sub = take_rows(x, r.attacked);
     std::vector<int32_t> y_sub;
     PerSample ps_sub;
     for (int64_t i : r.attacked) {
@@ -51,40 +50,40 @@ StageResult Ensemble::run_stage(size_t k, nn::Module& model, const Tensor& x, co
         if (!ps.targets.empty()) ps_sub.targets.push_back(ps.targets[i]);
     }
     Rng rng(seed);   // every part starts from the same seed (AutoAttack re-seeds before each attack)
-    const AttackResult res =
-        parts_.at(k)->run(model, to_tensor(sub, x.device()), Tensor::from_labels(y_sub, x.device()), rng, ps_sub);
+    const AttackResult res = parts_.at(k)->run(model, sub, Tensor::from_labels(y_sub, x.device()), rng, ps_sub);
 
     // Robustness is decided on the returned points by a fresh forward pass.
-    r.x_adv = from_tensor(res.x_adv);
+    r.x_adv = res.x_adv;
     {
         ModeScope scope(model, mode());
         ModelOracle oracle(model, x.device());
-        r.pred = oracle.forward(r.x_adv).preds();
+        r.pred = oracle.predict(r.x_adv);
     }
     r.broken.resize(r.attacked.size());
     for (size_t i = 0; i < r.attacked.size(); ++i) r.broken[i] = r.pred[i] != y_sub[i];
-    r.sanity = check_adversarial(sub, r.x_adv, ps_sub.eps.empty() ? std::vector<float>(sub.n, eps()) : ps_sub.eps,
-                                 norm());
+    r.sanity = check_adversarial(from_tensor(sub), from_tensor(r.x_adv),
+                                 ps_sub.eps.empty() ? std::vector<float>(r.attacked.size(), eps()) : ps_sub.eps, norm());
     return r;
 }
 
 Perturbation Ensemble::perturb(AttackContext& ctx) {
-    const Tensor x = to_tensor(ctx.x, ctx.model.device());
-    Perturbation p{ctx.x, {}, {}};
-    std::vector<uint8_t> robust(ctx.x.n);
-    const std::vector<int32_t> clean = ctx.model.forward(ctx.x).preds();
-    for (int64_t i = 0; i < ctx.x.n; ++i) robust[i] = clean[i] == ctx.y[i];
+    Perturbation p{ctx.x.clone(), {}, {}};
+    std::vector<uint8_t> robust(static_cast<size_t>(ctx.n()));
+    const std::vector<int32_t> clean = ctx.model.predict(ctx.x);
+    for (int64_t i = 0; i < ctx.n(); ++i) robust[i] = clean[i] == ctx.y[i];
     const uint64_t seed = ctx.rng.next_u64();
     for (size_t k = 0; k < parts_.size(); ++k) {
-        const StageResult s = run_stage(k, ctx.model.module(), x, ctx.y, robust, seed, ctx.per_sample);
+        const StageResult s = run_stage(k, ctx.model.module(), ctx.x, ctx.y, robust, seed, ctx.per_sample);
         if (!s.sanity.empty() && log())
             *log() << "warning: " << parts_[k]->name() << " returned a bad point: " << s.sanity << "\n";
+        std::vector<int64_t> rows, at;
         for (size_t j = 0; j < s.attacked.size(); ++j) {
             if (!s.broken[j]) continue;
             robust[s.attacked[j]] = 0;
-            std::copy(s.x_adv.row(static_cast<int64_t>(j)), s.x_adv.row(static_cast<int64_t>(j)) + p.x_adv.dim(),
-                      p.x_adv.row(s.attacked[j]));
+            rows.push_back(s.attacked[j]);
+            at.push_back(static_cast<int64_t>(j));
         }
+        put_rows_(p.x_adv, rows, take_rows(s.x_adv, at));
     }
     return p;
 }

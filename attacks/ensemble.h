@@ -23,7 +23,7 @@ struct StageResult {
     std::vector<int64_t> attacked;   // batch rows that were still robust and got attacked
     std::vector<uint8_t> broken;     // per attacked row: misclassified at the returned point
     std::vector<int32_t> pred;       // per attacked row: argmax f(returned point)
-    Images x_adv;                    // per attacked row: the returned point
+    Tensor x_adv;                    // per attacked row: the returned point (on the device)
     std::string sanity;              // empty, or what check_adversarial found wrong
 };
 

@@ -135,7 +135,7 @@ EvalBatch Run::fetch(int64_t b) const {
 std::vector<int32_t> Run::eval_preds(const Tensor& x) {
     ModeScope eval(model_, ModelMode::Eval);
     ModelOracle oracle(model_, x.device());
-    return oracle.forward(from_tensor(x)).preds();
+    return oracle.predict(x);
 }
 
 double Run::accuracy_of(const std::vector<int32_t>& pred) const {

@@ -7,7 +7,6 @@
 #include <stdexcept>
 
 #include "attacks/linf_projection.h"
-#include "attacks/losses.h"
 #include "attacks/targeted_rounds.h"
 
 namespace cw::attacks {
@@ -51,9 +50,7 @@ FabTargeted::RunResult FabTargeted::single_run(ModelOracle& model, const Images&
         clip_box(x1);
     }
 
-    const Objective h = [&](int64_t i, const float* z, int64_t C, float* dz) {
-        return logit_difference(z, C, y[i], t[i], dz);
-    };
+    const Objective h = make_objective(AttackObjective::LogitDifference, y, model.device(), t);   // h = z_t − z_y
     Images d1(n, x.sample_shape), d2(n, x.sample_shape);
     std::vector<float> n1(n), n2(n);
     for (int it = 0; it < c_.n_iter; ++it) {
@@ -94,11 +91,13 @@ FabTargeted::RunResult FabTargeted::single_run(ModelOracle& model, const Images&
 
 Perturbation FabTargeted::perturb(AttackContext& ctx) {
     const ModelOutput clean = ctx.model.forward(ctx.x);
+    // A host-side algorithm (per-sample hyperplane projections): each round's images cross once each way.
+    const Images& x = ctx.host_x();
     return run_targeted_rounds(ctx, clean, c_.n_target_classes, c_.restarts,
-                               [&](const TargetedRound& round, Images& adv) {
-        RunResult run = single_run(ctx.model, take_rows(ctx.x, round.rows), round.y, round.targets, round.eps,
+                               [&](const TargetedRound& round, Tensor& adv) {
+        RunResult run = single_run(ctx.model, take_rows(x, round.rows), round.y, round.targets, round.eps,
                                    round.restart > 0, ctx.rng);
-        adv = std::move(run.best_adv);
+        adv = to_tensor(run.best_adv, ctx.device());
         std::vector<uint8_t> broken(round.rows.size());
         for (size_t k = 0; k < broken.size(); ++k) broken[k] = run.best_dist[k] <= round.eps[k];  // only within ε
         return broken;

@@ -2,8 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attacks/losses.h"
-#include "attacks/steps.h"
 #include "attacks/targets.h"
 
 namespace cw::attacks {
@@ -20,15 +18,18 @@ nlohmann::json Fgsm::config() const {
 Perturbation Fgsm::perturb(AttackContext& ctx) {
     TargetChoice target(ctx.y, ctx.per_sample.targets, ctx.rng);
     // Both directions as one ascent: untargeted ascends CE(·, y), targeted ascends −CE(·, t).
-    const Objective J = [&](int64_t i, const float* z, int64_t C, float* dz) {
-        return c_.targeted ? neg_cross_entropy(z, C, target(i, C), dz) : cross_entropy(z, C, ctx.y[i], dz);
-    };
-    const ModelOutput out = ctx.model.value_and_grad(ctx.x, J);
-
-    Perturbation p{ctx.x, target.all(), {}};
-    sign_step(p.x_adv, out.grad, ctx.eps);   // the step size of FGSM is ε itself
-    clip_box(p.x_adv);
-    return p;
+    Objective J{AttackObjective::CrossEntropy, ctx.labels, {}, 0.f};
+    if (c_.targeted) {
+        const int64_t C = ctx.model.num_classes(ctx.x);
+        for (int64_t i = 0; i < ctx.n(); ++i) target(i, C);
+        J.kind = AttackObjective::TargetCrossEntropy;
+        J.targets = Tensor::from_labels(target.all(), ctx.device());
+    }
+    const Evaluation e = ctx.model.value_and_grad(ctx.x, J);
+    NoGradGuard bookkeeping;
+    Tensor x_adv = ctx.x.clone();
+    attack_step_(AttackNorm::Linf, x_adv, e.grad, ctx.x, ctx.eps_t, ctx.eps_t);   // FGSM's step size is ε itself
+    return {std::move(x_adv), target.all(), {}};
 }
 
 }  // namespace cw::attacks

@@ -2,7 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attacks/losses.h"
 #include "attacks/steps.h"
 
 namespace cw::attacks {
@@ -21,14 +20,11 @@ Perturbation FgsmRs::perturb(AttackContext& ctx) {
     if (alpha.empty())
         for (float e : ctx.eps) alpha.push_back(c_.alpha_factor * e);
 
-    Perturbation p{uniform_linf_start(ctx.x, ctx.eps, ctx.rng), {}, {}};   // δ ~ U(−ε, ε), box-clipped
-    const Objective ce = [&](int64_t i, const float* z, int64_t C, float* dz) {
-        return cross_entropy(z, C, ctx.y[i], dz);
-    };
-    const ModelOutput out = ctx.model.value_and_grad(p.x_adv, ce);
-    sign_step(p.x_adv, out.grad, alpha);
-    project_linf(p.x_adv, ctx.x, ctx.eps);   // clip δ to ±ε, then to the box
-    return p;
+    Tensor x_adv = uniform_linf_start(ctx.x, ctx.eps, ctx.rng);   // δ ~ U(−ε, ε), box-clipped
+    const Evaluation e = ctx.model.value_and_grad(x_adv, {AttackObjective::CrossEntropy, ctx.labels, {}, 0.f});
+    NoGradGuard bookkeeping;
+    attack_step_(AttackNorm::Linf, x_adv, e.grad, ctx.x, ctx.eps_t, ctx.per_sample_tensor(alpha));
+    return {std::move(x_adv), {}, {}};
 }
 
 }  // namespace cw::attacks

@@ -33,16 +33,6 @@ Images take_rows(const Images& x, const std::vector<int64_t>& rows) {
     return out;
 }
 
-void put_rows(Images& dst, const std::vector<int64_t>& rows, const Images& src) {
-    for (size_t k = 0; k < rows.size(); ++k)
-        std::copy(src.row(static_cast<int64_t>(k)), src.row(static_cast<int64_t>(k)) + src.dim(), dst.row(rows[k]));
-}
-
-void copy_rows_where(Images& dst, const Images& src, const std::vector<uint8_t>& mask) {
-    for (int64_t i = 0; i < dst.n; ++i)
-        if (mask[i]) std::copy(src.row(i), src.row(i) + src.dim(), dst.row(i));
-}
-
 std::vector<float> linf_dist(const Images& a, const Images& b) {
     std::vector<float> out(a.n, 0.f);
     for (int64_t i = 0; i < a.n; ++i)
@@ -66,28 +56,6 @@ std::vector<float> l2_dist(const Images& a, const Images& b) {
 
 void clip_box(Images& x) {
     for (float& v : x.v) v = std::min(std::max(v, 0.f), 1.f);
-}
-
-void project_linf(Images& x_adv, const Images& x, const std::vector<float>& eps) {
-    for (int64_t i = 0; i < x.n; ++i) {
-        float* a = x_adv.row(i);
-        const float* c = x.row(i);
-        for (int64_t j = 0; j < x.dim(); ++j) {
-            const float d = std::min(std::max(a[j] - c[j], -eps[i]), eps[i]);
-            a[j] = std::min(std::max(c[j] + d, 0.f), 1.f);
-        }
-    }
-}
-
-void project_l2(Images& x_adv, const Images& x, const std::vector<float>& eps) {
-    const std::vector<float> norm = l2_dist(x_adv, x);
-    for (int64_t i = 0; i < x.n; ++i) {
-        // δ ← δ·min(1, ε/||δ||); a zero δ stays zero.
-        const float scale = norm[i] > eps[i] ? eps[i] / norm[i] : 1.f;
-        float* a = x_adv.row(i);
-        const float* c = x.row(i);
-        for (int64_t j = 0; j < x.dim(); ++j) a[j] = std::min(std::max(c[j] + (a[j] - c[j]) * scale, 0.f), 1.f);
-    }
 }
 
 std::vector<int64_t> where(const std::vector<uint8_t>& mask) {

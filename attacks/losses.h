@@ -1,7 +1,8 @@
 #pragma once
-// Per-sample attack objectives on one row of logits z (C classes). Each returns its value and, when dz is not
-// null, writes dvalue/dz (C floats) — the oracle turns that into the input gradient of Σ_i value_i. Every
-// objective here is one the attacks MAXIMISE (attacks.md §2–§4): e.g. targeted CE enters as −CE(z, t).
+// Per-sample attack objectives on one row of logits z (C classes), on the host; the formulas are those of
+// engine/attack_math.h, which the device kernels evaluate too. Each returns its value and, when dz is not null,
+// writes dvalue/dz (C floats). Every objective here is one the attacks MAXIMISE (attacks.md §2–§4): e.g. targeted
+// CE enters as −CE(z, t).
 #include <cstdint>
 
 namespace cw::attacks {

@@ -1,6 +1,7 @@
 #include "attacks/oracle.h"
 
 #include "attacks/losses.h"
+#include "engine/ops.h"
 
 namespace cw::attacks {
 
@@ -12,42 +13,86 @@ std::vector<int32_t> ModelOutput::preds() const {
     return out;
 }
 
-ModelOutput ModelOracle::forward(const Images& x) {
-    ModelOutput out;
-    out.n = x.n;
-    if (x.n == 0) return out;
+Objective make_objective(AttackObjective kind, const std::vector<int32_t>& labels, Device device,
+                         const std::vector<int32_t>& targets, float kappa) {
+    Objective J;
+    J.kind = kind;
+    J.labels = Tensor::from_labels(labels, device);
+    if (!targets.empty()) J.targets = Tensor::from_labels(targets, device);
+    J.kappa = kappa;
+    return J;
+}
+
+Tensor ModelOracle::logits(const Tensor& x) {
     NoGradGuard no_grad;
-    const Tensor logits = model_.forward(to_tensor(x, device_));
-    sample_forwards_ += x.n;
-    out.classes = logits.size(1);
-    out.logits = logits.to_vector();
+    sample_forwards_ += x.size(0);
+    return model_.forward(x);
+}
+
+Evaluation ModelOracle::evaluate(const Tensor& x, const Objective& J) {
+    Evaluation e;
+    e.logits = logits(x);
+    e.obj = attack_objective(J.kind, e.logits, J.labels, J.targets, J.kappa, false);
+    return e;
+}
+
+Evaluation ModelOracle::value_and_grad(const Tensor& x, const Objective& J) {
+    InputGradOnlyGuard input_only;  // the attack step: no weight-gradient work, no parameter .grad touched
+    Tensor input = x.detach();      // shares x's storage; the attack updates x in place after this pass
+    input.set_requires_grad(true);
+    Evaluation e;
+    e.logits = model_.forward(input);
+    sample_forwards_ += x.size(0);
+    e.obj = attack_objective(J.kind, e.logits.detach(), J.labels, J.targets, J.kappa, true);
+    // Σ_i J_i(z_i) has input gradient J_zᵀ·dJ/dz; backpropagating the constant weights dJ/dz through Σ(z ⊙ dJ/dz)
+    // gives exactly that.
+    sum(mul(e.logits, e.obj.dz)).backward();
+    e.grad = input.grad();
+    if (!e.grad.defined()) e.grad = Tensor::zeros(x.shape(), DType::F32, x.device());  // x does not reach the output
+    e.logits = e.logits.detach();
+    return e;
+}
+
+std::vector<int32_t> ModelOracle::predict(const Tensor& x) {
+    if (x.size(0) == 0) return {};
+    return argmax(logits(x), 1).to_int_vector();
+}
+
+int64_t ModelOracle::num_classes(const Tensor& x) {
+    if (classes_ == 0) {
+        const bool was_training = model_.is_training();
+        model_.eval();
+        NoGradGuard no_grad;
+        classes_ = model_.forward(take_rows(x, {0})).size(1);
+        model_.train(was_training);
+    }
+    return classes_;
+}
+
+ModelOutput ModelOracle::forward(const Tensor& x) {
+    ModelOutput out;
+    out.n = x.size(0);
+    if (out.n == 0) return out;
+    const Tensor z = logits(x);
+    out.classes = z.size(1);
+    out.logits = z.to_vector();
     return out;
+}
+
+ModelOutput ModelOracle::forward(const Images& x) {
+    if (x.n == 0) return {};
+    return forward(to_tensor(x, device_));
 }
 
 ModelOutput ModelOracle::value_and_grad(const Images& x, const Objective& J) {
     ModelOutput out;
     out.n = x.n;
     if (x.n == 0) return out;
-    InputGradOnlyGuard input_only;  // the attack step: no weight-gradient work, no parameter .grad touched
-    Tensor input = to_tensor(x, device_);
-    input.set_requires_grad(true);
-    const Tensor logits = model_.forward(input);
-    sample_forwards_ += x.n;
-    out.classes = logits.size(1);
-    out.logits = logits.to_vector();
-
-    // Σ_i J_i(z_i) has input gradient J_zᵀ·dJ/dz; backpropagating the constant weights G = dJ/dz through
-    // Σ(z ⊙ G) gives exactly that, so any host-side objective gets an exact input gradient.
-    std::vector<float> G(out.logits.size(), 0.f);
-    out.value.resize(static_cast<size_t>(x.n));
-    for (int64_t i = 0; i < x.n; ++i) out.value[i] = J(i, out.row(i), out.classes, G.data() + i * out.classes);
-    const Tensor surrogate = sum(mul(logits, Tensor::from_vector(G, logits.shape(), device_)));
-    surrogate.backward();
-
-    out.grad.n = x.n;
-    out.grad.sample_shape = x.sample_shape;
-    const Tensor g = input.grad();
-    out.grad.v = g.defined() ? g.to_vector() : std::vector<float>(x.v.size(), 0.f);
+    const Evaluation e = value_and_grad(to_tensor(x, device_), J);
+    out.classes = e.logits.size(1);
+    out.logits = e.logits.to_vector();
+    out.value = e.obj.value.to_vector();
+    out.grad = from_tensor(e.grad);
     return out;
 }
 

@@ -1,20 +1,34 @@
 #pragma once
-// The model as an attack sees it: logits for a host batch, or per-sample objective values plus the input gradient
-// of their sum (attacks.md §0: the loss is a sum of per-sample losses, so sample i's gradient depends on sample i
-// only — except through BatchNorm in train mode). Images travel to the model's device for the forward pass and
-// back; gradient passes run inside InputGradOnlyGuard, so parameters never receive gradients.
+// The model as an attack sees it. The gradient attacks work on device tensors: logits, the per-sample objective
+// (one kernel, engine/attack_ops.h) and the input gradient of its sum stay on the model's device, so a step costs
+// no host copy (attacks.md §0: the loss is a sum of per-sample losses, so sample i's gradient depends on sample i
+// only — except through BatchNorm in train mode). Gradient passes run inside InputGradOnlyGuard: parameters never
+// receive gradients. The host-side attacks (Square, FAB) use the Images forms, which copy once per call.
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "attacks/images.h"
+#include "engine/attack_ops.h"
 #include "nn/module.h"
 
 namespace cw::attacks {
 
-// Per-sample objective: value of row i of the logits z (C of them); writes dvalue/dz into dz (C floats, zeroed).
-using Objective = std::function<float(int64_t i, const float* z, int64_t C, float* dz)>;
+// What an attack maximises, per sample: the objective kind with its labels (and targets) on the model's device.
+struct Objective {
+    AttackObjective kind = AttackObjective::CrossEntropy;
+    Tensor labels;    // int32 [n]
+    Tensor targets;   // int32 [n], for the targeted kinds
+    float kappa = 0;  // CW confidence
+};
 
+// One pass of the model at a batch of points, on the device.
+struct Evaluation {
+    Tensor logits;          // [n, C]
+    ObjectiveValues obj;    // value, wrong, on_target [n]
+    Tensor grad;            // d Σ_i value_i / d x, [n, ...] (value_and_grad only)
+};
+
+// Host copies, for the host-side attacks.
 struct ModelOutput {
     int64_t n = 0, classes = 0;
     std::vector<float> logits;        // [n, classes]
@@ -30,8 +44,18 @@ class ModelOracle {
 public:
     ModelOracle(nn::Module& model, Device device) : model_(model), device_(device) {}
 
-    ModelOutput forward(const Images& x);                              // no gradient (NoGradGuard)
-    ModelOutput value_and_grad(const Images& x, const Objective& J);   // one forward + one input-gradient pass
+    Tensor logits(const Tensor& x);                                    // no gradient (NoGradGuard)
+    Evaluation evaluate(const Tensor& x, const Objective& J);          // no gradient
+    Evaluation value_and_grad(const Tensor& x, const Objective& J);    // one forward + one input-gradient pass
+    // argmax f(x) on the host (one copy).
+    std::vector<int32_t> predict(const Tensor& x);
+    // The model's number of classes, from one eval-mode forward of x's first sample (no BN statistics move),
+    // remembered after the first call.
+    int64_t num_classes(const Tensor& x);
+
+    ModelOutput forward(const Tensor& x);                              // host copy of the logits
+    ModelOutput forward(const Images& x);                              // host images in, host logits out
+    ModelOutput value_and_grad(const Images& x, const Objective& J);   // host form of the gradient pass
 
     nn::Module& module() { return model_; }
     Device device() const { return device_; }
@@ -42,6 +66,11 @@ private:
     nn::Module& model_;
     Device device_;
     int64_t sample_forwards_ = 0;
+    int64_t classes_ = 0;
 };
+
+// Objectives with their labels and targets moved to `device`.
+Objective make_objective(AttackObjective kind, const std::vector<int32_t>& labels, Device device,
+                         const std::vector<int32_t>& targets = {}, float kappa = 0.f);
 
 }  // namespace cw::attacks

@@ -7,7 +7,7 @@
 
 #include "attacks/losses.h"
 #include "attacks/steps.h"
-#include "attacks/targets.h"
+#include "engine/ops.h"
 
 namespace cw::attacks {
 
@@ -55,9 +55,9 @@ std::vector<float> Pgd::step_sizes(const AttackContext& ctx) const {
     return alpha;
 }
 
-Images Pgd::start(const AttackContext& ctx) const {
+Tensor Pgd::start(AttackContext& ctx) const {
     switch (c_.start) {
-        case RandomStart::None: return ctx.x;
+        case RandomStart::None: return ctx.x.clone();
         case RandomStart::Normal: return normal_start(ctx.x, c_.start_sigma, ctx.rng);
         case RandomStart::Uniform: break;
     }
@@ -65,59 +65,56 @@ Images Pgd::start(const AttackContext& ctx) const {
                                  : uniform_radius_l2_start(ctx.x, ctx.eps, ctx.rng);
 }
 
+Objective Pgd::objective(AttackContext& ctx, TargetChoice& target) const {
+    Objective J;
+    J.labels = ctx.labels;
+    J.kappa = c_.kappa;
+    if (!c_.targeted) {
+        J.kind = c_.loss == PgdLoss::CE ? AttackObjective::CrossEntropy : AttackObjective::CwMargin;
+        return J;
+    }
+    J.kind = c_.loss == PgdLoss::CE ? AttackObjective::TargetCrossEntropy : AttackObjective::TargetMargin;
+    const int64_t C = ctx.model.num_classes(ctx.x);
+    for (int64_t i = 0; i < ctx.n(); ++i) target(i, C);
+    J.targets = Tensor::from_labels(target.all(), ctx.device());
+    return J;
+}
+
 Perturbation Pgd::perturb(AttackContext& ctx) {
-    const int64_t n = ctx.x.n;
-    const std::vector<float> alpha = step_sizes(ctx);
+    const Tensor alpha = ctx.per_sample_tensor(step_sizes(ctx));
+    const AttackNorm norm = c_.norm == Norm::Linf ? AttackNorm::Linf : AttackNorm::L2;
     TargetChoice target(ctx.y, ctx.per_sample.targets, ctx.rng);
+    Objective J;
+    NoGradGuard bookkeeping;   // the updates below are not part of any graph
+    // "reached": misclassified (untargeted) or at the target (targeted), a 0/1 flag per sample on the device.
+    auto reached = [&](const ObjectiveValues& v) { return c_.targeted ? v.on_target : v.wrong; };
 
-    const Objective J = [&](int64_t i, const float* z, int64_t C, float* dz) {
-        if (c_.targeted)
-            return c_.loss == PgdLoss::CE ? neg_cross_entropy(z, C, target(i, C), dz)
-                                          : targeted_margin(z, C, target(i, C), dz);
-        return c_.loss == PgdLoss::CE ? cross_entropy(z, C, ctx.y[i], dz)
-                                      : cw_objective(z, C, ctx.y[i], c_.kappa, dz);
-    };
-    auto reached = [&](const ModelOutput& out, int64_t i) {
-        return c_.targeted ? out.pred(i) == target(i, out.classes) : out.pred(i) != ctx.y[i];
-    };
-
-    Images best = ctx.x;
-    std::vector<uint8_t> best_success(n, 0);
-    std::vector<float> best_value(n, -std::numeric_limits<float>::infinity());
-
+    Tensor best, best_reached, best_value;
     for (int r = 0; r < c_.restarts; ++r) {
-        Images x_adv = start(ctx);
+        Tensor x_adv = start(ctx);
+        if (r == 0) J = objective(ctx, target);   // random targets are drawn after the first start
         for (int k = 0; k < c_.steps; ++k) {
-            const ModelOutput out = ctx.model.value_and_grad(x_adv, J);
-            std::vector<float> a = alpha;
-            if (c_.freeze_reached)
-                for (int64_t i = 0; i < n; ++i)
-                    if (reached(out, i)) a[i] = 0.f;
-            if (c_.norm == Norm::Linf) {
-                sign_step(x_adv, out.grad, a);
-                project_linf(x_adv, ctx.x, ctx.eps);
-            } else {
-                l2_step(x_adv, out.grad, a);
-                project_l2(x_adv, ctx.x, ctx.eps);
-            }
+            const Evaluation e = ctx.model.value_and_grad(x_adv, J);
+            // Rice's --eval early stop: a sample at its goal takes a zero step (still projected, so it stays put).
+            const Tensor a = c_.freeze_reached ? mul(alpha, rsub(1.f, reached(e.obj))) : alpha;
+            attack_step_(norm, x_adv, e.grad, ctx.x, ctx.eps_t, a);
         }
-        if (c_.restarts == 1) {
+        if (c_.restarts == 1) return {std::move(x_adv), target.all(), {}};
+        // Judge this restart's last iterate: success first, then the objective (Rice keeps the max-loss restart;
+        // ties: the later restart).
+        const ObjectiveValues fin = ctx.model.evaluate(x_adv, J).obj;
+        const Tensor s = reached(fin);
+        if (r == 0) {
             best = std::move(x_adv);
-            break;
+            best_reached = s;
+            best_value = fin.value;
+            continue;
         }
-        // Judge this restart's last iterate: success first, then the objective (Rice keeps the max-loss restart).
-        const ModelOutput fin = ctx.model.forward(x_adv);
-        std::vector<uint8_t> take(n, 0);
-        for (int64_t i = 0; i < n; ++i) {
-            const float v = J(i, fin.row(i), fin.classes, nullptr);
-            const uint8_t s = reached(fin, i);
-            if (s > best_success[i] || (s == best_success[i] && v >= best_value[i])) {
-                take[i] = 1;
-                best_success[i] = s;
-                best_value[i] = v;
-            }
-        }
-        copy_rows_where(best, x_adv, take);
+        const Tensor same = mul(greater_equal(s, best_reached), greater_equal(best_reached, s));
+        const Tensor take = maximum(greater(s, best_reached), mul(same, greater_equal(fin.value, best_value)));
+        best = where_rows(take, x_adv, best);
+        best_reached = maximum(best_reached, s);
+        best_value = where_rows(take, fin.value, best_value);
     }
     return {std::move(best), target.all(), {}};
 }

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "attacks/attack.h"
+#include "attacks/targets.h"
 
 namespace cw::attacks {
 
@@ -55,7 +56,8 @@ protected:
 
 private:
     std::vector<float> step_sizes(const AttackContext& ctx) const;
-    Images start(const AttackContext& ctx) const;
+    Tensor start(AttackContext& ctx) const;
+    Objective objective(AttackContext& ctx, TargetChoice& target) const;
     PgdConfig c_;
     std::string name_;
 };

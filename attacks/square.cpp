@@ -25,8 +25,8 @@ int square_side(float p, int64_t c, int64_t h, int64_t w) {
 }
 
 Square::Square(SquareConfig c) : Attack(Norm::Linf, c.eps, c.mode), c_(c) {
-    if (c_.n_queries < 2 || c_.restarts < 1)
-        throw std::invalid_argument("Square: n_queries must be >= 2 (clean check + initialisation), restarts >= 1");
+    if (c_.n_queries < 1 || c_.restarts < 1)
+        throw std::invalid_argument("Square: n_queries and restarts must be >= 1");
 }
 
 nlohmann::json Square::config() const {
@@ -72,7 +72,7 @@ Images Square::single_run(ModelOracle& model, const Images& x, const std::vector
     std::vector<float> loss_best = m_best;   // loss = margin (AutoAttack's 'margin' loss)
     for (auto& q : queries) ++q;
 
-    for (int it = 0; it < c_.n_queries - 2; ++it) {
+    for (int it = 0; it < c_.n_queries; ++it) {
         std::vector<int64_t> idx;
         for (int64_t i = 0; i < n; ++i)
             if (m_best[i] > 0) idx.push_back(i);
@@ -122,10 +122,13 @@ Images Square::single_run(ModelOracle& model, const Images& x, const std::vector
 }
 
 Perturbation Square::perturb(AttackContext& ctx) {
-    const int64_t n = ctx.x.n;
-    Perturbation p{ctx.x, {}, std::vector<int64_t>(n, 1)};   // the clean check is everyone's first query
-    const ModelOutput clean = ctx.model.forward(ctx.x);
-    p.pred = clean.preds();   // the prediction at the returned point; updated where a point is replaced
+    // A host-side random search: the images cross to the host once and back once.
+    const Images& x = ctx.host_x();
+    const int64_t n = x.n;
+    Images x_adv = x;
+    std::vector<int64_t> queries(static_cast<size_t>(n), 1);   // the clean check is everyone's first query
+    const ModelOutput clean = ctx.model.forward(x);
+    std::vector<int32_t> final_pred = clean.preds();   // the prediction at the returned point
     std::vector<uint8_t> robust(n);
     for (int64_t i = 0; i < n; ++i) robust[i] = clean.pred(i) == ctx.y[i];
 
@@ -141,18 +144,20 @@ Perturbation Square::perturb(AttackContext& ctx) {
             q.push_back(0);
         }
         std::vector<int32_t> pred;
-        const Images adv = single_run(ctx.model, take_rows(ctx.x, idx), y, eps, q, pred, ctx.rng);
+        const Images adv = single_run(ctx.model, take_rows(x, idx), y, eps, q, pred, ctx.rng);
         // Broken = misclassified at the returned point, known from the query that accepted it (AutoAttack spends
         // one more forward to check; the model is deterministic, so that would repeat this answer).
         for (size_t k = 0; k < idx.size(); ++k) {
-            p.queries[idx[k]] += q[k];
+            queries[idx[k]] += q[k];
             if (pred[k] == y[k]) continue;
             robust[idx[k]] = 0;
-            p.pred[idx[k]] = pred[k];
+            final_pred[idx[k]] = pred[k];
             std::copy(adv.row(static_cast<int64_t>(k)), adv.row(static_cast<int64_t>(k)) + adv.dim(),
-                      p.x_adv.row(idx[k]));
+                      x_adv.row(idx[k]));
         }
     }
+    Perturbation p{to_tensor(x_adv, ctx.device()), {}, std::move(queries)};
+    p.pred = std::move(final_pred);
     return p;
 }
 

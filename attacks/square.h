@@ -7,10 +7,10 @@
 // Window position and colours are drawn once per iteration for the whole batch (AutoAttack's PyTorch port);
 // every image still accepts or rejects on its own.
 //
-// Query budget: `n_queries` model forward passes per sample (per restart), counting everything this attack spends on it —
-// the clean check, the stripe initialisation and one per iteration — so at most n_queries − 2 iterations run.
-// (AutoAttack's loop runs n_queries iterations after the initialisation, i.e. 5001–5002 forwards per sample; we
-// stop two iterations early so the budget is a hard bound. The p-schedule is unchanged.)
+// Iterations: exactly `n_queries` after the stripe initialisation, as the reference code runs them (fewer only
+// once a sample is broken). Model queries per sample therefore reach n_queries + 2 for a sample that survives:
+// the clean check, the initialisation and one per iteration (AutoAttack's figure of "5000 queries" counts the
+// iterations). AttackResult::queries reports the forwards each sample actually cost.
 #include <string>
 
 #include "attacks/attack.h"

@@ -3,58 +3,47 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/ops.h"
+
 namespace cw::attacks {
 
-void sign_step(Images& x_adv, const Images& g, const std::vector<float>& alpha) {
-    for (int64_t i = 0; i < x_adv.n; ++i) {
-        float* a = x_adv.row(i);
-        const float* gi = g.row(i);
-        for (int64_t j = 0; j < x_adv.dim(); ++j) a[j] += alpha[i] * sgn(gi[j]);
-    }
+std::vector<float> uniform_linf_noise(int64_t n, int64_t dim, const std::vector<float>& eps, Rng& rng) {
+    std::vector<float> d(static_cast<size_t>(n * dim));
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < dim; ++j) d[i * dim + j] = rng.uniform(-eps[i], eps[i]);
+    return d;
 }
 
-void l2_step(Images& x_adv, const Images& g, const std::vector<float>& alpha) {
-    const Images zero(g.n, g.sample_shape);
-    const std::vector<float> norm = l2_dist(g, zero);
-    for (int64_t i = 0; i < x_adv.n; ++i) {
-        float* a = x_adv.row(i);
-        const float* gi = g.row(i);
-        const float scale = alpha[i] / (norm[i] + 1e-10f);
-        for (int64_t j = 0; j < x_adv.dim(); ++j) a[j] += scale * gi[j];
+std::vector<float> uniform_radius_l2_noise(int64_t n, int64_t dim, const std::vector<float>& eps, Rng& rng) {
+    std::vector<float> d(static_cast<size_t>(n * dim));
+    for (int64_t i = 0; i < n; ++i) {
+        float* row = d.data() + i * dim;
+        rng.fill_normal(row, static_cast<size_t>(dim), 0.f, 1.f);
+        double norm = 0;
+        for (int64_t j = 0; j < dim; ++j) norm += double(row[j]) * row[j];
+        norm = std::sqrt(norm);
+        const float r = rng.uniform();
+        const float scale = norm > 0 ? static_cast<float>(r * eps[i] / norm) : 0.f;
+        for (int64_t j = 0; j < dim; ++j) row[j] *= scale;
     }
+    return d;
+}
+
+std::vector<float> normal_noise(int64_t n, int64_t dim, float sigma, Rng& rng) {
+    std::vector<float> d(static_cast<size_t>(n * dim));
+    for (float& v : d) v = sigma * rng.normal();
+    return d;
+}
+
+Tensor perturbed(const Tensor& x, const std::vector<float>& delta) {
+    NoGradGuard no_grad;
+    return clamp(add(x, Tensor::from_vector(delta, x.shape(), x.device())), 0.f, 1.f);
 }
 
 Images uniform_linf_start(const Images& x, const std::vector<float>& eps, Rng& rng) {
     Images out = x;
-    for (int64_t i = 0; i < x.n; ++i) {
-        float* a = out.row(i);
-        for (int64_t j = 0; j < x.dim(); ++j) a[j] += rng.uniform(-eps[i], eps[i]);
-    }
-    clip_box(out);
-    return out;
-}
-
-Images uniform_radius_l2_start(const Images& x, const std::vector<float>& eps, Rng& rng) {
-    Images out = x;
-    std::vector<float> n(static_cast<size_t>(x.dim()));
-    for (int64_t i = 0; i < x.n; ++i) {
-        rng.fill_normal(n.data(), n.size(), 0.f, 1.f);
-        double norm = 0;
-        for (float v : n) norm += double(v) * v;
-        norm = std::sqrt(norm);
-        const float r = rng.uniform();
-        const float scale = norm > 0 ? static_cast<float>(r * eps[i] / norm) : 0.f;
-        float* a = out.row(i);
-        for (int64_t j = 0; j < x.dim(); ++j) a[j] += scale * n[j];
-    }
-    clip_box(out);
-    return out;
-}
-
-Images normal_start(const Images& x, float sigma, Rng& rng) {
-    Images out = x;
-    for (float& v : out.v) v += sigma * rng.normal();
-    clip_box(out);
+    const std::vector<float> d = uniform_linf_noise(x.n, x.dim(), eps, rng);
+    for (size_t k = 0; k < out.v.size(); ++k) out.v[k] = std::min(std::max(out.v[k] + d[k], 0.f), 1.f);
     return out;
 }
 

@@ -1,25 +1,35 @@
 #pragma once
-// The building blocks of the gradient attacks: random starts and steepest-ascent steps of each norm. Each works
-// on the adversarial images in place, with per-sample radii / step sizes (attacks.md §0, §2).
+// Random starts of the gradient attacks (attacks.md §2.1, §2.2). The noise is drawn on the host from the
+// attack's Rng, in a fixed order (sample-major, element by element), and copied to the device once: the same seed
+// gives the same start on every device. The step itself is one device kernel (engine/attack_ops.h).
 #include <vector>
 
 #include "attacks/images.h"
 #include "engine/rng.h"
+#include "engine/tensor.h"
 
 namespace cw::attacks {
 
-inline float sgn(float v) { return static_cast<float>((v > 0.f) - (v < 0.f)); }  // sign(0) = 0
+// δ ~ U(−ε_i, ε_i) per element.
+std::vector<float> uniform_linf_noise(int64_t n, int64_t dim, const std::vector<float>& eps, Rng& rng);
+// δ = n·(r·ε_i)/||n||₂, n ~ N(0, I), r ~ U(0, 1) per sample (Rice).
+std::vector<float> uniform_radius_l2_noise(int64_t n, int64_t dim, const std::vector<float>& eps, Rng& rng);
+// δ = σ·N(0, I) (TRADES / MART: σ = 0.001).
+std::vector<float> normal_noise(int64_t n, int64_t dim, float sigma, Rng& rng);
 
-// x_adv ← x_adv + α_i·sign(g)   (a zero gradient component does not move)
-void sign_step(Images& x_adv, const Images& g, const std::vector<float>& alpha);
-// x_adv ← x_adv + α_i·g/(||g||_2 + 1e-10)
-void l2_step(Images& x_adv, const Images& g, const std::vector<float>& alpha);
+// clip_box(x + δ) on x's device.
+Tensor perturbed(const Tensor& x, const std::vector<float>& delta);
 
-// x + δ, δ ~ U(−ε_i, ε_i) per element, then box-clipped (attacks.md §2.1).
+inline Tensor uniform_linf_start(const Tensor& x, const std::vector<float>& eps, Rng& rng) {
+    return perturbed(x, uniform_linf_noise(x.size(0), x.numel() / std::max<int64_t>(x.size(0), 1), eps, rng));
+}
+inline Tensor uniform_radius_l2_start(const Tensor& x, const std::vector<float>& eps, Rng& rng) {
+    return perturbed(x, uniform_radius_l2_noise(x.size(0), x.numel() / std::max<int64_t>(x.size(0), 1), eps, rng));
+}
+inline Tensor normal_start(const Tensor& x, float sigma, Rng& rng) {
+    return perturbed(x, normal_noise(x.size(0), x.numel() / std::max<int64_t>(x.size(0), 1), sigma, rng));
+}
+// The host form of the L∞ start (the same draws): x + δ, box-clipped.
 Images uniform_linf_start(const Images& x, const std::vector<float>& eps, Rng& rng);
-// x + δ, δ = n·(r·ε_i)/||n||_2, n ~ N(0, I), r ~ U(0, 1) (Rice), then box-clipped (attacks.md §2.2).
-Images uniform_radius_l2_start(const Images& x, const std::vector<float>& eps, Rng& rng);
-// x + σ·N(0, I), box-clipped (TRADES / MART: σ = 0.001).
-Images normal_start(const Images& x, float sigma, Rng& rng);
 
 }  // namespace cw::attacks

@@ -8,10 +8,10 @@ namespace cw::attacks {
 
 Perturbation run_targeted_rounds(AttackContext& ctx, const ModelOutput& clean, int n_target_classes, int restarts,
                                  const TargetedRun& run) {
-    Perturbation p{ctx.x, {}, {}};
+    Perturbation p{ctx.x.clone(), {}, {}};
     const int64_t C = clean.classes;
-    std::vector<uint8_t> robust(ctx.x.n);
-    for (int64_t i = 0; i < ctx.x.n; ++i) robust[i] = clean.pred(i) == ctx.y[i];
+    std::vector<uint8_t> robust(static_cast<size_t>(ctx.n()));
+    for (int64_t i = 0; i < ctx.n(); ++i) robust[i] = clean.pred(i) == ctx.y[i];
 
     const int n_targets = static_cast<int>(std::min<int64_t>(n_target_classes, C - 1));
     for (int rank = 2; rank <= n_targets + 1; ++rank) {
@@ -25,14 +25,16 @@ Perturbation run_targeted_rounds(AttackContext& ctx, const ModelOutput& clean, i
                 round.targets.push_back(kth_largest(clean.row(i), C, rank));
                 round.eps.push_back(ctx.eps[i]);
             }
-            Images adv;
+            Tensor adv;
             const std::vector<uint8_t> broken = run(round, adv);
+            std::vector<int64_t> rows, at;
             for (size_t k = 0; k < round.rows.size(); ++k) {
                 if (!broken[k]) continue;
                 robust[round.rows[k]] = 0;
-                const float* src = adv.row(static_cast<int64_t>(k));
-                std::copy(src, src + p.x_adv.dim(), p.x_adv.row(round.rows[k]));
+                rows.push_back(round.rows[k]);
+                at.push_back(static_cast<int64_t>(k));
             }
+            put_rows_(p.x_adv, rows, take_rows(adv, at));
         }
     }
     return p;

@@ -17,10 +17,11 @@ struct TargetedRound {
     int restart = 0;
 };
 
-// Runs the attack on a round's samples; fills adv (one row per sample of the round) and returns, per sample,
-// whether it was broken.
-using TargetedRun = std::function<std::vector<uint8_t>(const TargetedRound& round, Images& adv)>;
+// Runs the attack on a round's samples; fills adv (one row per sample of the round, on the device) and returns,
+// per sample, whether it was broken.
+using TargetedRun = std::function<std::vector<uint8_t>(const TargetedRound& round, Tensor& adv)>;
 
+// clean: the model's logits at the clean batch (host, [N, C]).
 Perturbation run_targeted_rounds(AttackContext& ctx, const ModelOutput& clean, int n_target_classes, int restarts,
                                  const TargetedRun& run);
 

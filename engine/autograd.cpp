@@ -23,8 +23,14 @@ bool param_grad_enabled() { return t_param_grad_enabled; }
 
 NoGradGuard::NoGradGuard() : prev_(t_grad_enabled) { t_grad_enabled = false; }
 NoGradGuard::~NoGradGuard() { t_grad_enabled = prev_; }
-InputGradOnlyGuard::InputGradOnlyGuard() : prev_(t_param_grad_enabled) { t_param_grad_enabled = false; }
-InputGradOnlyGuard::~InputGradOnlyGuard() { t_param_grad_enabled = prev_; }
+InputGradOnlyGuard::InputGradOnlyGuard() : prev_(t_param_grad_enabled), prev_grad_(t_grad_enabled) {
+    t_param_grad_enabled = false;
+    t_grad_enabled = true;
+}
+InputGradOnlyGuard::~InputGradOnlyGuard() {
+    t_param_grad_enabled = prev_;
+    t_grad_enabled = prev_grad_;
+}
 
 bool needs_grad(const Tensor& t) {
     if (!t_grad_enabled || !t.defined() || !t.requires_grad()) return false;

@@ -26,12 +26,14 @@ private:
     bool prev_;
 };
 
-class InputGradOnlyGuard {  // attacks: gradients reach inputs, never parameters
+// attacks: gradients reach inputs, never parameters. Recording is on inside it even within a NoGradGuard, so an
+// attack's bookkeeping can run without a graph around its gradient passes.
+class InputGradOnlyGuard {
 public:
     InputGradOnlyGuard();
     ~InputGradOnlyGuard();
 private:
-    bool prev_;
+    bool prev_, prev_grad_;
 };
 
 // Does `t` need a gradient in the current mode?

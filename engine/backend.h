@@ -3,6 +3,7 @@
 // Ops in engine/ops validate shapes, allocate outputs and record autograd nodes, then call
 // backend(device).kernel(...) — so there is one control flow for all devices and no per-device branching in ops.
 // Pointers are device pointers of the backend's device; sizes are element counts.
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -18,7 +19,29 @@ enum class UnaryOp {
     RSubScalar, // a - x
     Clamp,      // min(max(x, a), b)
 };
-enum class BinaryOp { Add, Sub, Mul, Div, Min, Max };
+enum class BinaryOp {
+    Add, Sub, Mul, Div, Min, Max,
+    Greater, GreaterEqual,  // 1 where a > b (a >= b), else 0 (also for NaN); no gradient
+};
+
+// Per-sample objectives the attacks maximise (formulas: engine/attack_math.h; attacks.md §1–§5).
+enum class AttackObjective {
+    CrossEntropy,        // CE(z, y)
+    TargetCrossEntropy,  // −CE(z, t)
+    CwMargin,            // −max(z_y − max_{j≠y} z_j + κ, 0)
+    TargetMargin,        // z_t − max_{j≠t} z_j
+    Dlr,                 // untargeted DLR (C ≥ 3)
+    DlrTargeted,         // targeted DLR (C ≥ 4)
+    LogitDifference,     // z_t − z_y (FAB)
+};
+enum class AttackNorm { Linf, L2 };
+
+// Host <-> device copies made through a backend since start-up (the CPU backend counts its memcpy's too), so
+// tests can assert that a loop does not copy per iteration.
+struct HostTransfers {
+    int64_t to_host = 0, from_host = 0;
+    int64_t total() const { return to_host + from_host; }
+};
 
 // Elementwise broadcasting between tensors of equal rank: each dim of a and b equals the output dim or is 1.
 // Strides are in elements; a broadcast dim has stride 0.
@@ -63,8 +86,18 @@ public:
     // memory
     virtual void* allocate(size_t bytes) = 0;
     virtual void deallocate(void* p, size_t bytes) = 0;
-    virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) = 0;
-    virtual void copy_from_host(void* dst, const void* host_src, size_t bytes) = 0;
+    // Counted (host_transfers()); backends implement do_copy_to_host / do_copy_from_host.
+    void copy_to_host(void* host_dst, const void* src, size_t bytes) {
+        to_host_.fetch_add(1, std::memory_order_relaxed);
+        do_copy_to_host(host_dst, src, bytes);
+    }
+    void copy_from_host(void* dst, const void* host_src, size_t bytes) {
+        from_host_.fetch_add(1, std::memory_order_relaxed);
+        do_copy_from_host(dst, host_src, bytes);
+    }
+    HostTransfers host_transfers() const {
+        return {to_host_.load(std::memory_order_relaxed), from_host_.load(std::memory_order_relaxed)};
+    }
     virtual void copy(void* dst, const void* src, size_t bytes) = 0;   // within this device
     virtual void fill(float* y, float value, int64_t n) = 0;
     virtual void fill_i32(int32_t* y, int32_t value, int64_t n) = 0;
@@ -172,6 +205,32 @@ public:
                            float beta2, float eps, float weight_decay, bool decoupled, int64_t step) = 0;
     // theta_avg = decay * theta_avg + (1 - decay) * theta
     virtual void lerp_(float* avg, const float* x, int64_t n, float decay) = 0;
+
+    // attacks (formulas: engine/attack_math.h). Per row of logits [rows, cols]: value[i] = J(z_i), dz[i,:] =
+    // dJ/dz_i (dz may be null), wrong[i] = [argmax z_i ≠ labels[i]], on_target[i] = [argmax z_i = targets[i]]
+    // (0 when targets is null; targets is required by the targeted objectives).
+    virtual void attack_objective(AttackObjective kind, const float* logits, const int32_t* labels,
+                                  const int32_t* targets, float kappa, float* value, float* dz, float* wrong,
+                                  float* on_target, int64_t rows, int64_t cols) = 0;
+    // One projected step on n samples of dim values each, in place: x_adv ← Π(x_adv + α_i·dir(grad_i)), where dir
+    // is sign (L∞) or g/(||g||₂ + 1e-10) (L2) and Π is the ε_i-ball around x_nat, then the box [0,1]. grad null:
+    // the projection alone.
+    virtual void attack_step(AttackNorm norm, float* x_adv, const float* grad, const float* x_nat, const float* eps,
+                             const float* alpha, int64_t n, int64_t dim) = 0;
+    // dst row dst_rows[k] = src row src_rows[k] for k < count (rows of row_len values; a null index array means
+    // row k). Rows written must be distinct.
+    virtual void copy_rows(const float* src, const int32_t* src_rows, float* dst, const int32_t* dst_rows,
+                           int64_t count, int64_t row_len) = 0;
+    // y row i = (mask[i] != 0 ? a : b) row i, exactly (y may alias a or b).
+    virtual void where_rows(const float* mask, const float* a, const float* b, float* y, int64_t n,
+                            int64_t row_len) = 0;
+
+protected:
+    virtual void do_copy_to_host(void* host_dst, const void* src, size_t bytes) = 0;
+    virtual void do_copy_from_host(void* dst, const void* host_src, size_t bytes) = 0;
+
+private:
+    std::atomic<int64_t> to_host_{0}, from_host_{0};
 };
 
 // The backend for a device. Throws DeviceError if that backend is not built in or no device is usable.

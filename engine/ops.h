@@ -20,6 +20,9 @@ Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
 Tensor maximum(const Tensor& a, const Tensor& b);
+// Comparisons: 1 where a > b (a >= b), else 0 (NaN compares false); piecewise constant, so never recorded.
+Tensor greater(const Tensor& a, const Tensor& b);
+Tensor greater_equal(const Tensor& a, const Tensor& b);
 
 Tensor add(const Tensor& x, float s);
 Tensor mul(const Tensor& x, float s);

@@ -111,7 +111,7 @@ TEST_CASE("targeted PGD reaches the target on an undefended model", "[attacks]")
     REQUIRE(fixed.targets == ps.targets);
 }
 
-TEST_CASE("Square never exceeds its query budget", "[attacks]") {
+TEST_CASE("Square runs n_queries iterations after its initialisation, and counts every forward", "[attacks]") {
     QuietAttacks quiet;
     auto counting = std::make_shared<CountingModel>(trained_mlp_ptr());
     const Blobs& data = test_blobs();
@@ -129,10 +129,11 @@ TEST_CASE("Square never exceeds its query budget", "[attacks]") {
         Rng rng(i);
         const AttackResult r = square.run(*counting, x, y, rng);
         INFO("sample " << i << ": " << counting->forwards << " forward passes");
-        REQUIRE(counting->forwards <= budget);
+        // the clean check, the stripe initialisation, then at most n_queries iterations (AutoAttack's loop)
+        REQUIRE(counting->forwards <= budget + 2);
         REQUIRE(r.queries.at(0) == counting->forwards);
         if (r.pred[0] == data.labels[i]) {
-            REQUIRE(counting->forwards == budget);   // an unbroken sample uses the whole budget
+            REQUIRE(counting->forwards == budget + 2);   // an unbroken sample runs every iteration
             some_survived = true;
         }
     }
@@ -144,7 +145,7 @@ TEST_CASE("Square never exceeds its query budget", "[attacks]") {
     const AttackResult r = square.run(*counting, data.x, data.y, rng);
     int64_t total = 0;
     for (int64_t q : r.queries) {
-        REQUIRE(q <= budget);
+        REQUIRE(q <= budget + 2);
         total += q;
     }
     REQUIRE(total == counting->forwards);

@@ -1,5 +1,5 @@
 // CPU-vs-GPU parity of every op of engine/ops.h, forward and backward, plus whole training / PGD steps of
-// PreAct ResNet-18, deterministic mode, the fused attack update, and GPU out-of-memory. Every test that needs a GPU
+// PreAct ResNet-18, deterministic mode, and GPU out-of-memory (the attack kernels: tests/test_attack_kernels.cpp). Every test that needs a GPU
 // is skipped (and counted as skipped) without one.
 //
 // Tolerances. Each comparison allows |gpu - cpu| <= tol * (|cpu| + max|cpu| over the tensor): relative per element,
@@ -781,26 +781,4 @@ TEST_CASE("GPU: deterministic mode gives bit-identical training and PGD steps", 
     }
     for (size_t i = 0; i < a.buffers.size(); ++i) require_bit_equal(a.buffers[i], b.buffers[i], "buffer");
     require_bit_equal(resnet_input_grad(init, kGpu, 16), resnet_input_grad(init, kGpu, 16), "PGD input gradient");
-}
-
-TEST_CASE("GPU: the fused attack update equals the composition of engine ops bit for bit", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
-    auto update = plugin_fn<cw_cuda_attack_update_fn>("cw_cuda_attack_update");
-    const int64_t n = 6, c = 3, hw = 5, per = c * hw * hw;
-    Tensor x_nat = images(n, c, hw, 1);
-    Tensor x = clamp(add(x_nat, randn({n, c, hw, hw}, 2, 0.02f, false)), 0.f, 1.f);
-    Tensor grad = small_ints({n, c, hw, hw}, 3, -1, 1).detach();  // exact zeros: sign(0) = 0
-    std::vector<float> eps_v = {0.f, 2.f / 255, 4.f / 255, 8.f / 255, 16.f / 255, 1.f};
-    std::vector<float> alpha_v = {0.5f / 255, 0.5f / 255, 1.f / 255, 2.f / 255, 4.f / 255, 0.25f};
-    Tensor eps = Tensor::from_vector(eps_v, {n, 1, 1, 1}), alpha = Tensor::from_vector(alpha_v, {n, 1, 1, 1});
-    Tensor want = clamp(minimum(maximum(add(x, mul(alpha, sign(grad))), sub(x_nat, eps)), add(x_nat, eps)), 0.f, 1.f);
-    Tensor xg = x.to(kGpu), gg = grad.to(kGpu), ng = x_nat.to(kGpu), eg = eps.to(kGpu), ag = alpha.to(kGpu);
-    Tensor out = Tensor::empty(x.shape(), DType::F32, kGpu);
-    char err[256] = {0};
-    REQUIRE(update(xg.f32(), gg.f32(), ng.f32(), eg.f32(), ag.f32(), out.f32(), n, per, 0.f, 1.f, err, sizeof err) ==
-            0);
-    require_bit_equal(out.to_vector(), want.to_vector(), "out of place");
-    REQUIRE(update(xg.f32(), gg.f32(), ng.f32(), eg.f32(), ag.f32(), xg.f32(), n, per, 0.f, 1.f, err, sizeof err) == 0);
-    require_bit_equal(xg.to_vector(), want.to_vector(), "in place");
 }

@@ -117,6 +117,8 @@ void CpuBackend::binary(BinaryOp op, const float* a, const float* b, float* y, c
         case BinaryOp::Div: binary_rows(a, b, y, bi, [](float u, float v) { return u / v; }); break;
         case BinaryOp::Min: binary_rows(a, b, y, bi, [](float u, float v) { return std::fmin(u, v); }); break;
         case BinaryOp::Max: binary_rows(a, b, y, bi, [](float u, float v) { return std::fmax(u, v); }); break;
+        case BinaryOp::Greater: binary_rows(a, b, y, bi, [](float u, float v) { return u > v ? 1.f : 0.f; }); break;
+        case BinaryOp::GreaterEqual: binary_rows(a, b, y, bi, [](float u, float v) { return u >= v ? 1.f : 0.f; }); break;
     }
 }
 
@@ -135,6 +137,7 @@ void CpuBackend::binary_backward(BinaryOp op, const float* a, const float* b, co
                 // subgradient choice we need; the projection in attacks never depends on it.
                 case BinaryOp::Min: (u <= v ? du : dv) = g; break;
                 case BinaryOp::Max: (u >= v ? du : dv) = g; break;
+                case BinaryOp::Greater: case BinaryOp::GreaterEqual: break;  // piecewise constant
             }
             if (ga) ga[yo + j] = du;
             if (gb) gb[yo + j] = dv;

@@ -92,8 +92,6 @@ public:
 
     void* allocate(size_t bytes) override;
     void deallocate(void* p, size_t bytes) override;
-    void copy_to_host(void* host_dst, const void* src, size_t bytes) override;
-    void copy_from_host(void* dst, const void* host_src, size_t bytes) override;
     void copy(void* dst, const void* src, size_t bytes) override;
     void fill(float* y, float value, int64_t n) override;
     void fill_i32(int32_t* y, int32_t value, int64_t n) override;
@@ -169,10 +167,24 @@ public:
                    float eps, float weight_decay, bool decoupled, int64_t step) override;
     void lerp_(float* avg, const float* x, int64_t n, float decay) override;
 
+    // attack_kernels.cu
+    void attack_objective(AttackObjective kind, const float* logits, const int32_t* labels, const int32_t* targets,
+                          float kappa, float* value, float* dz, float* wrong, float* on_target, int64_t rows,
+                          int64_t cols) override;
+    void attack_step(AttackNorm norm, float* x_adv, const float* grad, const float* x_nat, const float* eps,
+                     const float* alpha, int64_t n, int64_t dim) override;
+    void copy_rows(const float* src, const int32_t* src_rows, float* dst, const int32_t* dst_rows, int64_t count,
+                   int64_t row_len) override;
+    void where_rows(const float* mask, const float* a, const float* b, float* y, int64_t n, int64_t row_len) override;
+
     // ---- beyond the Backend interface ----
     cudaStream_t stream() const { return stream_; }
     DeviceAllocator& allocator() { return alloc_; }
     void synchronize();
+
+protected:
+    void do_copy_to_host(void* host_dst, const void* src, size_t bytes) override;
+    void do_copy_from_host(void* dst, const void* host_src, size_t bytes) override;
 
 private:
     // conv.cu

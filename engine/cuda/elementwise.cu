@@ -87,6 +87,8 @@ __global__ void binary_kernel(BinaryOp op, const float* a, const float* b, float
             case BinaryOp::Div: r = u / v; break;
             case BinaryOp::Min: r = fminf(u, v); break;
             case BinaryOp::Max: r = fmaxf(u, v); break;
+            case BinaryOp::Greater: r = u > v ? 1.f : 0.f; break;
+            case BinaryOp::GreaterEqual: r = u >= v ? 1.f : 0.f; break;
         }
         y[i] = r;
     }
@@ -107,6 +109,7 @@ __global__ void binary_backward_kernel(BinaryOp op, const float* a, const float*
             case BinaryOp::Div: du = g / v; dv = -g * u / (v * v); break;
             case BinaryOp::Min: if (u <= v) du = g; else dv = g; break;
             case BinaryOp::Max: if (u >= v) du = g; else dv = g; break;
+            case BinaryOp::Greater: case BinaryOp::GreaterEqual: break;  // piecewise constant
         }
         if (ga) ga[i] = du;
         if (gb) gb[i] = dv;

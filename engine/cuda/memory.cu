@@ -120,13 +120,13 @@ Scratch::~Scratch() { b_.deallocate(p_, bytes_); }
 void* CudaBackend::allocate(size_t bytes) { return alloc_.allocate(bytes); }
 void CudaBackend::deallocate(void* p, size_t bytes) { alloc_.deallocate(p, bytes); }
 
-void CudaBackend::copy_to_host(void* host_dst, const void* src, size_t bytes) {
+void CudaBackend::do_copy_to_host(void* host_dst, const void* src, size_t bytes) {
     if (bytes == 0) return;
     CW_CUDA_CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
     CW_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the caller reads host_dst next
 }
 
-void CudaBackend::copy_from_host(void* dst, const void* host_src, size_t bytes) {
+void CudaBackend::do_copy_from_host(void* dst, const void* host_src, size_t bytes) {
     if (bytes == 0) return;
     CW_CUDA_CHECK(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream_));
     // The caller may free or reuse host_src as soon as we return (often a temporary std::vector).

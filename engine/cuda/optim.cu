@@ -1,8 +1,7 @@
 // Fused optimiser updates (one pass over each parameter, torch.optim's rules as in engine/cpu/optim_kernels.cpp),
-// the weight average lerp_ (EMA / SWA), and the fused attack update (engine/cuda/attack_update.h).
+// the weight average lerp_ (EMA / SWA).
 #include <cmath>
 
-#include "engine/cuda/attack_update.h"
 #include "engine/cuda/backend_cuda.h"
 #include "engine/cuda/common.cuh"
 
@@ -48,20 +47,6 @@ __global__ void lerp_kernel(float* avg, const float* x, int64_t n, float decay) 
     CW_GRID_STRIDE(i, n) avg[i] = decay * avg[i] + (1.f - decay) * x[i];
 }
 
-__device__ inline float sign_of(float v) { return static_cast<float>((v > 0.f) - (v < 0.f)); }
-
-__global__ void attack_update_kernel(const float* x, const float* grad, const float* x_nat, const float* eps,
-                                     const float* alpha, float* y, int64_t per_sample, int64_t n, float lo,
-                                     float hi) {
-    CW_GRID_STRIDE(i, n) {
-        const int64_t s = i / per_sample;
-        const float e = eps[s];
-        const float stepped = x[i] + alpha[s] * sign_of(grad[i]);  // alpha * {-1, 0, 1} is exact: one rounding
-        const float projected = fminf(fmaxf(stepped, x_nat[i] - e), x_nat[i] + e);
-        y[i] = fminf(fmaxf(projected, lo), hi);
-    }
-}
-
 }  // namespace
 
 void CudaBackend::sgd_step(float* w, const float* g, float* momentum_buf, int64_t n, float lr, float momentum,
@@ -87,14 +72,6 @@ void CudaBackend::lerp_(float* avg, const float* x, int64_t n, float decay) {
     if (n <= 0) return;
     lerp_kernel<<<grid_for(n), kThreads, 0, stream_>>>(avg, x, n, decay);
     CW_LAUNCH_CHECK("lerp_kernel");
-}
-
-void attack_update(const float* x, const float* grad, const float* x_nat, const float* eps, const float* alpha,
-                   float* y, int64_t n_samples, int64_t per_sample, float lo, float hi, cudaStream_t stream) {
-    const int64_t n = n_samples * per_sample;
-    if (n <= 0) return;
-    attack_update_kernel<<<grid_for(n), kThreads, 0, stream>>>(x, grad, x_nat, eps, alpha, y, per_sample, n, lo, hi);
-    CW_LAUNCH_CHECK("attack_update_kernel");
 }
 
 }  // namespace cw::cuda

@@ -1,6 +1,6 @@
 #pragma once
 // C exports of the CUDA plugin (libclasswise_cuda.so) beyond cw_cuda_create_backend: the switches, memory
-// statistics and the fused attack update that the Backend interface does not carry (yet). Functions that can
+// statistics and device information that the Backend interface does not carry. Functions that can
 // fail return 0 on success, or -1 with a one-line reason in err. Pointers are device pointers of GPU 0.
 //
 // Host code (tests, benchmarks) reaches them with cw::cuda_plugin_fn<T>(name) once cuda_available() has loaded
@@ -32,12 +32,6 @@ typedef int (*cw_cuda_release_cached_memory_fn)(char* err, unsigned long err_len
 typedef int (*cw_cuda_synchronize_fn)(char* err, unsigned long err_len);
 // "NVIDIA H100 80GB HBM3, compute capability 9.0, 132 SMs, 79.1 GiB"
 typedef int (*cw_cuda_device_info_fn)(char* buf, unsigned long len);
-// The fused PGD/FGSM update (see engine/cuda/attack_update.h for the exact semantics):
-//   y = clamp(min(max(x + alpha[s] * sign(grad), x_nat - eps[s]), x_nat + eps[s]), lo, hi)
-// over [n_samples, per_sample] tensors; eps and alpha hold one value per sample; y may alias x.
-typedef int (*cw_cuda_attack_update_fn)(const float* x, const float* grad, const float* x_nat, const float* eps,
-                                        const float* alpha, float* y, int64_t n_samples, int64_t per_sample,
-                                        float lo, float hi, char* err, unsigned long err_len);
 }
 
 namespace cw {

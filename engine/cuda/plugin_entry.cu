@@ -11,7 +11,6 @@
 #include <string>
 #include <type_traits>
 
-#include "engine/cuda/attack_update.h"
 #include "engine/cuda/backend_cuda.h"
 #include "engine/cuda/common.cuh"
 #include "engine/cuda/plugin_api.h"
@@ -218,16 +217,6 @@ int cw_cuda_device_info(char* buf, unsigned long len) {
     });
 }
 
-int cw_cuda_attack_update(const float* x, const float* grad, const float* x_nat, const float* eps, const float* alpha,
-                          float* y, int64_t n_samples, int64_t per_sample, float lo, float hi, char* err,
-                          unsigned long err_len) {
-    return cw::cuda::guarded(err, err_len, [&] {
-        auto* b = backend_or_null();
-        if (!b) throw cw::DeviceError("cw_cuda_attack_update: the CUDA backend has not been created");
-        cw::cuda::attack_update(x, grad, x_nat, eps, alpha, y, n_samples, per_sample, lo, hi, b->stream());
-    });
-}
-
 }  // extern "C"
 
 // The exports must keep the exact types their users look them up with.
@@ -242,4 +231,3 @@ static_assert(std::is_same_v<decltype(&cw_cuda_reset_peak_memory), cw_cuda_reset
 static_assert(std::is_same_v<decltype(&cw_cuda_release_cached_memory), cw_cuda_release_cached_memory_fn>);
 static_assert(std::is_same_v<decltype(&cw_cuda_synchronize), cw_cuda_synchronize_fn>);
 static_assert(std::is_same_v<decltype(&cw_cuda_device_info), cw_cuda_device_info_fn>);
-static_assert(std::is_same_v<decltype(&cw_cuda_attack_update), cw_cuda_attack_update_fn>);

@@ -29,7 +29,8 @@ Tensor binary_op(const char* name, BinaryOp op, const Tensor& a, const Tensor& b
     const BroadcastIndex bi = broadcast_index(name, a.shape(), b.shape(), out_shape);
     Tensor y = Tensor::empty(out_shape, DType::F32, a.device());
     if (y.numel()) kernels(a).binary(op, a.f32(), b.f32(), y.f32(), bi);
-    if (any_needs_grad({&a, &b})) {
+    const bool piecewise_constant = op == BinaryOp::Greater || op == BinaryOp::GreaterEqual;
+    if (!piecewise_constant && any_needs_grad({&a, &b})) {
         record(y, name, {a, b}, [a, b, op, bi, out_shape](const Tensor& gy, GradSink& sink) {
             const bool need_a = sink.needs(0), need_b = sink.needs(1);
             // Add/Sub pass the gradient through unchanged when no reduction is needed.
@@ -58,6 +59,10 @@ Tensor mul(const Tensor& a, const Tensor& b) { return binary_op("mul", BinaryOp:
 Tensor div(const Tensor& a, const Tensor& b) { return binary_op("div", BinaryOp::Div, a, b); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return binary_op("minimum", BinaryOp::Min, a, b); }
 Tensor maximum(const Tensor& a, const Tensor& b) { return binary_op("maximum", BinaryOp::Max, a, b); }
+Tensor greater(const Tensor& a, const Tensor& b) { return binary_op("greater", BinaryOp::Greater, a, b); }
+Tensor greater_equal(const Tensor& a, const Tensor& b) {
+    return binary_op("greater_equal", BinaryOp::GreaterEqual, a, b);
+}
 
 Tensor add(const Tensor& x, float s) { return unary_op("add_scalar", UnaryOp::AddScalar, x, s); }
 Tensor mul(const Tensor& x, float s) { return unary_op("mul_scalar", UnaryOp::MulScalar, x, s); }

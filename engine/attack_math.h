@@ -1,0 +1,193 @@
+#pragma once
+// The arithmetic of one attack step, as plain functions compiled for both the host and the GPU, so the CPU
+// backend, the CUDA backend and the host-side attacks (Square, FAB) evaluate literally the same formulas
+// (attacks.md §0–§5). Nothing here allocates or touches memory other than through its arguments.
+//
+// Objectives are per-sample functions of one row of logits z (C classes) that the attacks MAXIMISE; each returns
+// its value and, when dz is not null, writes dvalue/dz (C floats). Ties between logits go to the lower index.
+#include <cmath>
+#include <cstdint>
+
+#include "engine/backend.h"
+
+#ifdef __CUDACC__
+#define CW_HD __host__ __device__ inline
+#else
+#define CW_HD inline
+#endif
+
+namespace cw::attack_math {
+
+// sign with sign(0) = 0 (and sign(NaN) = 0: a NaN gradient component does not move the point)
+CW_HD float sgn(float v) { return static_cast<float>((v > 0.f) - (v < 0.f)); }
+CW_HD float clamp01(float v) { return fminf(fmaxf(v, 0.f), 1.f); }
+
+// argmax with the lowest index winning ties (the engine's argmax convention).
+CW_HD int32_t argmax_row(const float* z, int64_t C) {
+    int32_t best = 0;
+    for (int32_t j = 1; j < C; ++j)
+        if (z[j] > z[best]) best = j;
+    return best;
+}
+
+// max_{j≠y} z_j's index (lowest on ties).
+CW_HD int32_t best_other(const float* z, int64_t C, int32_t y) {
+    int32_t best = -1;
+    for (int32_t j = 0; j < C; ++j)
+        if (j != y && (best < 0 || z[j] > z[best])) best = j;
+    return best;
+}
+
+// The k (≤ 4) largest logits' indices, largest first (ties: lower index first).
+constexpr int kMaxTop = 4;
+CW_HD void top_classes(const float* z, int64_t C, int k, int32_t* top) {
+    for (int r = 0; r < k; ++r) {
+        int32_t best = -1;
+        for (int32_t j = 0; j < C; ++j) {
+            bool taken = false;
+            for (int q = 0; q < r; ++q) taken = taken || top[q] == j;
+            if (!taken && (best < 0 || z[j] > z[best])) best = j;
+        }
+        top[r] = best;
+    }
+}
+
+CW_HD void zero_row(float* dz, int64_t C) {
+    if (dz)
+        for (int64_t j = 0; j < C; ++j) dz[j] = 0.f;
+}
+
+// CE(z, y) = −z_y + log Σ_j exp(z_j), in double (the attacks' loss values decide step-size schedules).
+CW_HD float cross_entropy(const float* z, int64_t C, int32_t y, float* dz) {
+    float zmax = z[0];
+    for (int64_t j = 1; j < C; ++j) zmax = fmaxf(zmax, z[j]);
+    double s = 0;
+    for (int64_t j = 0; j < C; ++j) s += ::exp(static_cast<double>(z[j] - zmax));
+    const double lse = zmax + ::log(s);
+    if (dz) {
+        for (int64_t j = 0; j < C; ++j) dz[j] = static_cast<float>(::exp(z[j] - lse));
+        dz[y] -= 1.f;
+    }
+    return static_cast<float>(lse - z[y]);
+}
+
+// −max(z_y − max_{j≠y} z_j + κ, 0) (attacks.md §3); no gradient once the margin is below −κ.
+CW_HD float cw_objective(const float* z, int64_t C, int32_t y, float kappa, float* dz) {
+    const int32_t o = best_other(z, C, y);
+    const float m = z[y] - z[o];
+    zero_row(dz, C);
+    if (m + kappa <= 0.f) return 0.f;
+    if (dz) {
+        dz[y] = -1.f;
+        dz[o] = 1.f;
+    }
+    return -(m + kappa);
+}
+
+// z_t − max_{j≠t} z_j (attacks.md §2.3).
+CW_HD float targeted_margin(const float* z, int64_t C, int32_t t, float* dz) {
+    const int32_t o = best_other(z, C, t);
+    zero_row(dz, C);
+    if (dz) {
+        dz[t] = 1.f;
+        dz[o] = -1.f;
+    }
+    return z[t] - z[o];
+}
+
+// DLR (attacks.md §4.1): −(z_y − max_{j≠y} z_j) / (z_π1 − z_π3 + 1e-12); C ≥ 3.
+CW_HD float dlr(const float* z, int64_t C, int32_t y, float* dz) {
+    int32_t top[kMaxTop];
+    top_classes(z, C, 3, top);
+    const int32_t other = top[0] == y ? top[1] : top[0];
+    const double num = double(z[y]) - z[other];
+    const double den = double(z[top[0]]) - z[top[2]] + 1e-12;
+    zero_row(dz, C);
+    if (dz) {
+        // value = −num/den: d/dz = −dnum/den + num/den²·dden
+        dz[y] += static_cast<float>(-1.0 / den);
+        dz[other] += static_cast<float>(1.0 / den);
+        dz[top[0]] += static_cast<float>(num / (den * den));
+        dz[top[2]] -= static_cast<float>(num / (den * den));
+    }
+    return static_cast<float>(-num / den);
+}
+
+// Targeted DLR: −(z_y − z_t) / (z_π1 − (z_π3 + z_π4)/2 + 1e-12); C ≥ 4.
+CW_HD float dlr_targeted(const float* z, int64_t C, int32_t y, int32_t t, float* dz) {
+    int32_t top[kMaxTop];
+    top_classes(z, C, 4, top);
+    const double num = double(z[y]) - z[t];
+    const double den = double(z[top[0]]) - 0.5 * (double(z[top[2]]) + z[top[3]]) + 1e-12;
+    zero_row(dz, C);
+    if (dz) {
+        const double q = num / (den * den);
+        dz[y] += static_cast<float>(-1.0 / den);
+        dz[t] += static_cast<float>(1.0 / den);
+        dz[top[0]] += static_cast<float>(q);
+        dz[top[2]] -= static_cast<float>(0.5 * q);
+        dz[top[3]] -= static_cast<float>(0.5 * q);
+    }
+    return static_cast<float>(-num / den);
+}
+
+// FAB's linearised function (attacks.md §5): h = z_t − z_y.
+CW_HD float logit_difference(const float* z, int64_t C, int32_t y, int32_t t, float* dz) {
+    zero_row(dz, C);
+    if (dz) {
+        dz[t] += 1.f;
+        dz[y] -= 1.f;
+    }
+    return z[t] - z[y];
+}
+
+// The objective `kind` of one row; t is ignored by the untargeted kinds.
+CW_HD float objective(AttackObjective kind, const float* z, int64_t C, int32_t y, int32_t t, float kappa, float* dz) {
+    switch (kind) {
+        case AttackObjective::CrossEntropy: return cross_entropy(z, C, y, dz);
+        case AttackObjective::TargetCrossEntropy: {
+            const float v = cross_entropy(z, C, t, dz);
+            if (dz)
+                for (int64_t j = 0; j < C; ++j) dz[j] = -dz[j];
+            return -v;
+        }
+        case AttackObjective::CwMargin: return cw_objective(z, C, y, kappa, dz);
+        case AttackObjective::TargetMargin: return targeted_margin(z, C, t, dz);
+        case AttackObjective::Dlr: return dlr(z, C, y, dz);
+        case AttackObjective::DlrTargeted: return dlr_targeted(z, C, y, t, dz);
+        case AttackObjective::LogitDifference: return logit_difference(z, C, y, t, dz);
+    }
+    return 0.f;
+}
+
+CW_HD bool objective_is_targeted(AttackObjective kind) {
+    return kind == AttackObjective::TargetCrossEntropy || kind == AttackObjective::TargetMargin ||
+           kind == AttackObjective::DlrTargeted || kind == AttackObjective::LogitDifference;
+}
+// The fewest classes an objective is defined for.
+CW_HD int64_t objective_min_classes(AttackObjective kind) {
+    return kind == AttackObjective::Dlr ? 3 : kind == AttackObjective::DlrTargeted ? 4 : 2;
+}
+
+// ---- the step: ascent, then the ε-ball of x_nat, then the box [0, 1] (attacks.md §0) ------------------------------
+// L∞, element-wise: a = x + α·sign(g); x ← clip_box(x_nat + clip_{±ε}(a − x_nat)). With no gradient (projection
+// only) a = x.
+CW_HD float linf_step(float x, float g, float x_nat, float eps, float alpha, bool has_grad) {
+    const float a = has_grad ? x + alpha * sgn(g) : x;
+    const float d = fminf(fmaxf(a - x_nat, -eps), eps);
+    return clamp01(x_nat + d);
+}
+
+// L2 takes two per-sample norms: the step scale α/(||g||₂ + 1e-10) and, after the step, the ball scale
+// ε/||a − x_nat||₂ when that distance exceeds ε (else 1; a zero δ stays zero).
+CW_HD float l2_step_scale(float alpha, double grad_sq_norm) {
+    return alpha / (static_cast<float>(::sqrt(grad_sq_norm)) + 1e-10f);
+}
+CW_HD float l2_ball_scale(float eps, double delta_sq_norm) {
+    const float norm = static_cast<float>(::sqrt(delta_sq_norm));
+    return norm > eps ? eps / norm : 1.f;
+}
+CW_HD float l2_stepped(float x, float g, float step_scale, bool has_grad) { return has_grad ? x + step_scale * g : x; }
+CW_HD float l2_project(float a, float x_nat, float ball_scale) { return clamp01(x_nat + (a - x_nat) * ball_scale); }
+
+}  // namespace cw::attack_math

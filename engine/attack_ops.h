@@ -1,0 +1,34 @@
+#pragma once
+// Device-side building blocks of the attacks: the per-sample objective of a batch of logits, the projected step,
+// and row-wise bookkeeping (subsets of samples, per-sample selection). None records autograd history; all run on
+// the inputs' device through the Backend, so an attack's loop touches the host only for the decisions it makes
+// there. Kernels and formulas: engine/backend.h, engine/attack_math.h.
+#include <vector>
+
+#include "engine/backend.h"
+#include "engine/tensor.h"
+
+namespace cw {
+
+struct ObjectiveValues {
+    Tensor value;      // [n]: the objective per sample
+    Tensor dz;         // [n, C]: dvalue/dlogits (undefined unless asked for)
+    Tensor wrong;      // [n]: 1 where argmax ≠ label
+    Tensor on_target;  // [n]: 1 where argmax = target (0 without targets)
+};
+// logits [n, C]; labels, targets int32 [n] (targets undefined for the untargeted objectives).
+ObjectiveValues attack_objective(AttackObjective kind, const Tensor& logits, const Tensor& labels,
+                                 const Tensor& targets, float kappa, bool with_dz);
+
+// x_adv [n, ...] ← Π_{ε_i, x_nat} ∩ [0,1] (x_adv + α_i·dir(grad_i)) in place; grad undefined: projection only.
+// eps and alpha: [n] on the same device.
+void attack_step_(AttackNorm norm, Tensor& x_adv, const Tensor& grad, const Tensor& x_nat, const Tensor& eps,
+                  const Tensor& alpha);
+
+// Rows `rows` of x (a new tensor of shape [rows.size(), ...]); put_rows_ writes src's rows back into those rows.
+Tensor take_rows(const Tensor& x, const std::vector<int64_t>& rows);
+void put_rows_(Tensor& dst, const std::vector<int64_t>& rows, const Tensor& src);
+// Row i of a where mask[i] ≠ 0, else row i of b (exact copies); mask [n].
+Tensor where_rows(const Tensor& mask, const Tensor& a, const Tensor& b);
+
+}  // namespace cw
