@@ -1,4 +1,4 @@
-// FGSM, FGSM-RS and PGD on a linear model, whose input gradient is known in closed form:
+// FGSM, FGSM-RS and PGD (untargeted and targeted) on a linear model, whose input gradient is known in closed form:
 //   z = W x + b,  ∇_x CE(z, y) = Wᵀ (softmax(z) − onehot(y)).
 // The expected x_adv is computed here from attacks.md (§1, §2.1, §2.2) — sign step (L∞) or normalised step (L2),
 // projection onto the sample's ε-ball, then the box clip — for every step rule, every start, per-sample ε
@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attacks/fgsm.h"
 #include "attacks/fgsm_rs.h"
 #include "attacks/pgd.h"
 #include "attacks/registry.h"
@@ -90,9 +91,10 @@ double clip_box(double v) {
     return c;
 }
 
-// Wᵀ (softmax(W a + b) − onehot(y)) for every sample, in double. Every non-dead component must be well away
-// from 0 (relative to the row's largest), so that float rounding in the engine cannot flip a sign.
-Rows ce_input_gradient(const Rows& a) {
+// Wᵀ (softmax(W a + b) − onehot(y)) for every sample (y: the labels, or a targeted attack's targets), in
+// double. Every non-dead component must be well away from 0 (relative to the row's largest), so that float
+// rounding in the engine cannot flip a sign.
+Rows ce_input_gradient(const Rows& a, const std::vector<int32_t>& y) {
     const auto& p = problem();
     Rows g(kN, std::vector<double>(kD, 0.0));
     for (int i = 0; i < kN; ++i) {
@@ -104,7 +106,7 @@ Rows ce_input_gradient(const Rows& a) {
         }
         for (int k = 0; k < kC; ++k) sum += std::exp(z[k] - zmax);
         for (int k = 0; k < kC; ++k) {
-            const double e = std::exp(z[k] - zmax) / sum - (k == p.y[i] ? 1.0 : 0.0);
+            const double e = std::exp(z[k] - zmax) / sum - (k == y[i] ? 1.0 : 0.0);
             for (int j = 0; j < kD; ++j) g[i][j] += double(p.w[k * kD + j]) * e;
         }
         double gmax = 0;
@@ -126,14 +128,17 @@ double l2(const std::vector<double>& v) {
     return std::sqrt(s);
 }
 
-// One attack step from `a` (attacks.md §2.1 / §2.2): step, ball projection around x, then the box.
-void step(Rows& a, const Rows& x, const std::vector<double>& eps, const std::vector<double>& alpha, Norm norm) {
-    const Rows g = ce_input_gradient(a);
+// One attack step from `a` (attacks.md §2.1 / §2.2 / §2.3): step up the CE of the labels (untargeted) or down
+// the CE of the targets, ball projection around x, then the box.
+void step(Rows& a, const Rows& x, const std::vector<double>& eps, const std::vector<double>& alpha, Norm norm,
+          const std::vector<int32_t>& targets = {}) {
+    const Rows g = ce_input_gradient(a, targets.empty() ? problem().y : targets);
+    const double dir = targets.empty() ? 1.0 : -1.0;
     for (int i = 0; i < kN; ++i) {
         std::vector<double> d(kD);
         const double gn = l2(g[i]);
         for (int j = 0; j < kD; ++j)
-            d[j] = a[i][j] - x[i][j] + alpha[i] * (norm == Norm::Linf ? sign(g[i][j]) : g[i][j] / (gn + 1e-10));
+            d[j] = a[i][j] - x[i][j] + dir * alpha[i] * (norm == Norm::Linf ? sign(g[i][j]) : g[i][j] / (gn + 1e-10));
         if (norm == Norm::Linf) {
             for (double& v : d) {
                 const double c = std::min(std::max(v, -eps[i]), eps[i]);
@@ -219,7 +224,7 @@ TEST_CASE("closed form: FGSM on a linear model is clip_box(x + eps_i sign(W^T (s
     QuietAttacks quiet;
     const auto& p = problem();
     const Rows x = clean_rows();
-    const Rows g = ce_input_gradient(x);
+    const Rows g = ce_input_gradient(x, p.y);
     AttackOptions o;
     o.eps = 0.05f;
     auto fgsm = make_attack("fgsm", o);
@@ -322,5 +327,41 @@ TEST_CASE("closed form: the registry's pgd<K> and pgd<K>-l2 are uniform-start, f
         Rows want = norm == Norm::Linf ? uniform_linf_start(x, e, mirror) : uniform_radius_l2_start(x, e, mirror);
         for (int k = 0; k < 2; ++k) step(want, x, e, a, norm);
         require_matches(r, want, name);
+    }
+}
+
+TEST_CASE("closed form: targeted FGSM and PGD descend the CE of the given targets", "[attacks]") {
+    QuietAttacks quiet;
+    const auto& p = problem();
+    const Rows x = clean_rows();
+    const std::vector<int32_t> targets = {1, 0, 2, 0, 2};   // t_i ≠ y_i
+    {
+        Fgsm fgsm(FgsmConfig{0.05f, true, ModelMode::Eval});
+        const PerSample ps{kLinfEps, {}, targets};
+        Rng rng(4);
+        const AttackResult r = fgsm.run(*p.model, p.images, p.labels, rng, ps);
+        const Rows g = ce_input_gradient(x, targets);
+        Rows want = x;
+        for (int i = 0; i < kN; ++i)
+            for (int j = 0; j < kD; ++j) want[i][j] = clip_box(x[i][j] - double(kLinfEps[i]) * sign(g[i][j]));
+        require_matches(r, want, "fgsm-targeted");
+        REQUIRE(r.targets == targets);
+    }
+    for (Norm norm : {Norm::Linf, Norm::L2}) {
+        PgdConfig c;
+        c.norm = norm;
+        c.eps = norm == Norm::Linf ? 0.05f : 0.3f;
+        c.alpha = norm == Norm::Linf ? 0.02f : 0.15f;
+        c.steps = 2;
+        c.start = RandomStart::None;
+        c.targeted = true;
+        Pgd pgd(c);
+        const PerSample ps{norm == Norm::Linf ? kLinfEps : kL2Eps, {}, targets};
+        Rng rng(4);
+        const AttackResult r = pgd.run(*p.model, p.images, p.labels, rng, ps);
+        const std::vector<double> e = widen(ps.eps), a(kN, c.alpha);
+        Rows want = x;
+        for (int k = 0; k < 2; ++k) step(want, x, e, a, norm, targets);
+        require_matches(r, want, std::string("pgd2-targeted ") + norm_name(norm));
     }
 }
