@@ -1,7 +1,9 @@
 // Contract of every attack: the returned points stay in each sample's ε-ball (per-sample ε, L∞ and L2) and in
-// [0,1]; robust accuracy never exceeds clean accuracy; the same seed gives the same points; the model's mode is
-// set, announced once and restored; parameters never receive gradients.
+// [0,1]; the reported predictions are the model's at the returned points; robust accuracy never exceeds clean
+// accuracy; the same seed gives the same points; the model's mode is set, announced once and restored;
+// parameters never receive gradients.
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "attacks/apgd.h"
@@ -61,20 +63,68 @@ std::vector<std::unique_ptr<Attack>> all_attacks(Norm norm, float eps) {
     return out;
 }
 
+// Distances measured here, not with attacks/images.cpp's linf_dist / l2_dist: the projections use those, so a
+// wrong ruler would otherwise pass its own points.
+std::vector<double> distances(const Tensor& x, const Tensor& x_adv, Norm norm) {
+    const std::vector<float> a = x.to_vector(), b = x_adv.to_vector();
+    REQUIRE(a.size() == b.size());
+    const int64_t n = x.size(0);
+    const size_t dim = a.size() / static_cast<size_t>(n);
+    std::vector<double> out(static_cast<size_t>(n), 0.0);
+    for (int64_t i = 0; i < n; ++i) {
+        double d = 0;
+        for (size_t j = i * dim; j < (i + 1) * dim; ++j) {
+            const double diff = double(b[j]) - double(a[j]);
+            d = norm == Norm::Linf ? std::max(d, std::fabs(diff)) : d + diff * diff;
+        }
+        out[static_cast<size_t>(i)] = norm == Norm::Linf ? d : std::sqrt(d);
+    }
+    return out;
+}
+
 void require_inside(const Tensor& x, const Tensor& x_adv, const std::vector<float>& eps, Norm norm,
                     const std::string& who) {
-    const Images a = from_tensor(x), b = from_tensor(x_adv);
-    REQUIRE(a.n == b.n);
-    const auto dist = norm == Norm::Linf ? linf_dist(b, a) : l2_dist(b, a);
-    for (int64_t i = 0; i < a.n; ++i) {
+    REQUIRE(x_adv.shape() == x.shape());
+    const std::vector<double> dist = distances(x, x_adv, norm);
+    for (size_t i = 0; i < dist.size(); ++i) {
         INFO(who << " sample " << i << " distance " << dist[i] << " eps " << eps[i]);
-        REQUIRE(dist[i] <= eps[i] * (norm == Norm::Linf ? 1.f : 1.f + 1e-5f) + 1e-6f);
+        // float rounding only: x + δ and (x + δ) − x differ from δ by an ulp or so
+        REQUIRE(dist[i] <= double(eps[i]) * (norm == Norm::Linf ? 1.0 : 1.0 + 1e-5) + 1e-6);
     }
-    for (float v : b.v) REQUIRE((v >= 0.f && v <= 1.f));
+    for (float v : x_adv.to_vector()) REQUIRE((v >= 0.f && v <= 1.f));
+}
+
+// AttackResult::pred is argmax f(x_adv) of a fresh eval-mode forward pass (Square reports it itself), and
+// success follows from it.
+void require_pred_is_argmax(nn::Module& model, const Tensor& x_adv, const AttackResult& r,
+                            const std::vector<int32_t>& labels, bool targeted, const std::string& who) {
+    INFO(who);
+    REQUIRE(model.is_training() == false);
+    std::vector<int32_t> want;
+    {
+        NoGradGuard no_grad;
+        const std::vector<float> z = model.forward(x_adv).to_vector();
+        const size_t classes = z.size() / labels.size();
+        for (size_t i = 0; i < labels.size(); ++i) {
+            const float* row = z.data() + i * classes;
+            want.push_back(static_cast<int32_t>(std::max_element(row, row + classes) - row));
+        }
+    }
+    REQUIRE(r.pred == want);
+    if (targeted && r.targets.size() != labels.size()) {   // several targets per sample (APGD-T): no one success
+        REQUIRE(r.success.empty());
+        return;
+    }
+    REQUIRE(r.success.size() == labels.size());
+    for (size_t i = 0; i < labels.size(); ++i) {
+        INFO("sample " << i);
+        REQUIRE(bool(r.success[i]) == (targeted ? want[i] == r.targets.at(i) : want[i] != labels[i]));
+    }
 }
 }  // namespace
 
-TEST_CASE("every attack stays in each sample's eps-ball and in [0,1], and never beats clean accuracy",
+TEST_CASE("every attack stays in each sample's eps-ball and in [0,1], never beats clean accuracy, and reports "
+          "pred = argmax f(x_adv)",
           "[attacks]") {
     QuietAttacks quiet;
     nn::Module& model = trained_mlp();
@@ -94,10 +144,13 @@ TEST_CASE("every attack stays in each sample's eps-ball and in [0,1], and never 
                 Rng rng(1);
                 const AttackResult uniform = attack->run(model, data.x, data.y, rng);
                 require_inside(data.x, uniform.x_adv, std::vector<float>(data.labels.size(), eps), norm, attack->name());
+                require_pred_is_argmax(model, uniform.x_adv, uniform, data.labels, attack->targeted(), attack->name());
                 if (!attack->targeted()) REQUIRE(accuracy_of(uniform.pred, data.labels) <= clean);
 
                 const AttackResult per_sample = attack->run(model, data.x, data.y, rng, ps);
                 require_inside(data.x, per_sample.x_adv, ps.eps, norm, attack->name() + " per-sample eps");
+                require_pred_is_argmax(model, per_sample.x_adv, per_sample, data.labels, attack->targeted(),
+                                       attack->name() + " per-sample eps");
             }
         }
     }

@@ -1,4 +1,8 @@
 // Model checkpoints: round trips, strict loading, prefixes, dtype conversion, damaged files, metadata.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -187,8 +191,74 @@ TEST_CASE("checkpoint: damaged and missing files are clear errors naming the pat
     const std::string missing = dir.file("nope.safetensors");
     REQUIRE_THAT(error_of<st::IoError>([&] { nn::load_model(*model, missing); }), Contains(missing));
     REQUIRE_THAT(error_of<st::IoError>([&] { nn::read_metadata(missing); }), Contains(missing));
-    // a failed save leaves no file behind
+}
+
+namespace {
+
+std::vector<std::string> folder_listing(const std::filesystem::path& dir) {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+        names.push_back(std::filesystem::relative(e.path(), dir).string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+std::vector<char> file_bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Files may grow to `bytes` only while this lives (a full disk, as far as write() can tell: EFBIG).
+struct FileSizeLimit {
+    rlimit old{};
+    void (*old_handler)(int);
+    explicit FileSizeLimit(rlim_t bytes) : old_handler(std::signal(SIGXFSZ, SIG_IGN)) {
+        REQUIRE(::getrlimit(RLIMIT_FSIZE, &old) == 0);
+        rlimit lower = old;
+        lower.rlim_cur = bytes;
+        REQUIRE(::setrlimit(RLIMIT_FSIZE, &lower) == 0);
+    }
+    ~FileSizeLimit() {
+        ::setrlimit(RLIMIT_FSIZE, &old);
+        std::signal(SIGXFSZ, old_handler);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("checkpoint: a failed save leaves no file behind and the previous checkpoint intact", "[nn]") {
+    ScratchDir dir;
+    auto model = nn::make_model("lenet5", small_config());
+    const std::string path = dir.file("model.safetensors");
+    nn::save_model(*model, path, {{"arch", "lenet5"}});
+    const std::vector<char> good = file_bytes(path);
+    const auto listing = folder_listing(dir.path);
+    REQUIRE(listing == std::vector<std::string>{"model.safetensors"});
+
+    // the folder does not exist: nothing is created anywhere
     REQUIRE_THROWS_AS(nn::save_model(*model, dir.file("no/such/dir/x.safetensors")), st::IoError);
+    REQUIRE(folder_listing(dir.path) == listing);
+
+    // the disk fills up half way through writing new weights over the good checkpoint
+    auto other = nn::make_model("lenet5", small_config());
+    for (auto& e : other->state())
+        if (e.tensor->dtype() == DType::F32) e.tensor->copy_from(add(*e.tensor, 1.f));
+    {
+        FileSizeLimit full(static_cast<rlim_t>(good.size() / 2));
+        REQUIRE_THROWS_WITH(nn::save_model(*other, path, {{"arch", "lenet5"}}), Contains(path) && Contains("write"));
+    }
+    REQUIRE(folder_listing(dir.path) == listing);   // no temporary file left
+    REQUIRE(file_bytes(path) == good);              // the old checkpoint, untouched
+    auto reloaded = nn::make_model("lenet5", small_config());
+    nn::load_model(*reloaded, path);
+    REQUIRE(reloaded->state()[0].tensor->to_vector() == model->state()[0].tensor->to_vector());
+
+    // the final rename fails (a folder sits at the target): the temporary file is removed
+    const std::string blocked = dir.file("blocked.safetensors");
+    std::filesystem::create_directories(std::filesystem::path(blocked) / "inside");
+    const auto with_folder = folder_listing(dir.path);
+    REQUIRE_THROWS_WITH(nn::save_model(*model, blocked), Contains(blocked) && Contains("rename"));
+    REQUIRE(folder_listing(dir.path) == with_folder);
 }
 
 TEST_CASE("checkpoint: the metadata builds the right architecture (audit-tool path)", "[nn]") {

@@ -81,24 +81,48 @@ TEST_CASE("EMA: epoch / step hooks and the start epoch", "[nn]") {
 
 TEST_CASE("EMA: the averaged model evaluates with averaged BN statistics", "[nn]") {
     auto model = tiny_net();
-    nn::ModelEma ema(tiny_net(), {0.5f, nn::EmaEvery::Step, 0});
+    const float decay = 0.75f;   // not 0.5: swapping decay and 1 − decay must show
+    nn::ModelEma ema(tiny_net(), {decay, nn::EmaEvery::Step, 0});
     Tensor x = cw_test::randn({8, 3}, 1, 1.f, false);
-    // Two train-mode forwards move the model's running statistics; average after each.
-    for (int i = 0; i < 2; ++i) {
+    nn::BatchNorm2d& bn = dynamic_cast<nn::BatchNorm2d&>(*(*model)[1]);
+    // Three train-mode forwards move the model's running statistics; average after each.
+    std::vector<std::vector<float>> means, vars;
+    for (int i = 0; i < 3; ++i) {
         model->train();
         model->forward(add(x, static_cast<float>(i)));
+        means.push_back(bn.running_mean.to_vector());
+        vars.push_back(bn.running_var.to_vector());
         ema.after_step(*model, 0);
     }
-    // weights never changed, so the averaged model differs from the model only through the BN statistics
+    // θ̄₁ = θ₁ (the first update copies), θ̄ₖ = α θ̄ₖ₋₁ + (1 − α) θₖ
+    auto averaged = [&](const std::vector<std::vector<float>>& s) {
+        std::vector<float> out = s[0];
+        for (size_t k = 1; k < s.size(); ++k)
+            for (size_t j = 0; j < out.size(); ++j)
+                out[j] = static_cast<float>(double(decay) * out[j] + (1.0 - decay) * s[k][j]);
+        return out;
+    };
+    const std::vector<float> want_mean = averaged(means), want_var = averaged(vars);
+    REQUIRE(want_mean != means.back());   // the statistics did move between updates
     auto& avg = ema.averaged();
+    nn::BatchNorm2d& bn_avg = dynamic_cast<nn::BatchNorm2d&>(*dynamic_cast<nn::Sequential&>(avg)[1]);
+    cw_test::require_close(bn_avg.running_mean.to_vector(), want_mean, 1e-6);
+    cw_test::require_close(bn_avg.running_var.to_vector(), want_var, 1e-6);
+    REQUIRE(bn_avg.num_batches_tracked.to_int_vector() == std::vector<int32_t>{3});   // copied, not averaged
+
+    // Weights never changed, so the averaged model is the model with those statistics: same eval logits.
+    auto expected = tiny_net();
+    expected->copy_state_from(*model);
+    auto& bn_expected = dynamic_cast<nn::BatchNorm2d&>(*(*expected)[1]);
+    bn_expected.running_mean.copy_from(Tensor::from_vector(want_mean, {4}));
+    bn_expected.running_var.copy_from(Tensor::from_vector(want_var, {4}));
     avg.eval();
+    expected->eval();
     model->eval();
     NoGradGuard ng;
-    const auto y_avg = avg.forward(x).to_vector(), y_model = model->forward(x).to_vector();
-    REQUIRE(y_avg != y_model);
-    nn::BatchNorm2d& bn = dynamic_cast<nn::BatchNorm2d&>(*dynamic_cast<nn::Sequential&>(*model)[1]);
-    nn::BatchNorm2d& bn_avg = dynamic_cast<nn::BatchNorm2d&>(*dynamic_cast<nn::Sequential&>(avg)[1]);
-    REQUIRE(bn.running_mean.to_vector() != bn_avg.running_mean.to_vector());
+    const auto y_avg = avg.forward(x).to_vector();
+    cw_test::require_close(y_avg, expected->forward(x).to_vector(), 1e-5);
+    REQUIRE(y_avg != model->forward(x).to_vector());
 }
 
 TEST_CASE("EMA: mismatched architectures and bad decay are errors", "[nn]") {

@@ -190,4 +190,38 @@ TEST_CASE("models: TRADES SmallCNN starts with a zero last layer; WRN linear bia
         const double std = std::sqrt(ss / p.tensor->numel());
         REQUIRE(std == Approx(std::sqrt(2.0 / (32 * 9))).epsilon(0.05));
     }
+
+    // WRN-28-10 (the reference's init): fc.bias zero, fc.weight PyTorch's Linear default U(±1/sqrt(640)), conv
+    // weights Kaiming normal with fan_out, BN at (1, 0).
+    auto wrn = nn::make_model("wrn28_10", config(10, 3, 32));
+    bool saw_bias = false, saw_weight = false, saw_conv = false;
+    for (const auto& p : wrn->named_parameters()) {
+        INFO(p.name);
+        const std::vector<float> v = p.tensor->to_vector();
+        if (p.name == "fc.bias") {
+            saw_bias = true;
+            REQUIRE(v.size() == 10);
+            for (float b : v) REQUIRE(b == 0.f);
+        } else if (p.name == "fc.weight") {
+            saw_weight = true;
+            const float bound = 1.f / std::sqrt(640.f);
+            double ss = 0;
+            for (float w : v) {
+                REQUIRE(std::fabs(w) <= bound);
+                ss += double(w) * w;
+            }
+            REQUIRE(std::sqrt(ss / v.size()) == Approx(bound / std::sqrt(3.0)).epsilon(0.05));   // not zeroed too
+        } else if (p.name == "block2.layer.0.conv1.weight") {   // [320, 160, 3, 3]: fan_out = 320·9
+            saw_conv = true;
+            double ss = 0;
+            for (float w : v) ss += double(w) * w;
+            REQUIRE(std::sqrt(ss / v.size()) == Approx(std::sqrt(2.0 / (320 * 9))).epsilon(0.02));
+        } else if (p.name.find("bn") != std::string::npos) {
+            const float want = p.name.size() > 7 && p.name.compare(p.name.size() - 7, 7, ".weight") == 0 ? 1.f : 0.f;
+            for (float b : v) REQUIRE(b == want);
+        }
+    }
+    REQUIRE(saw_bias);
+    REQUIRE(saw_weight);
+    REQUIRE(saw_conv);
 }
