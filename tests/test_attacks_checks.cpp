@@ -44,12 +44,12 @@ public:
     nlohmann::json config() const override { return base_config("leaves_ball"); }
 protected:
     Perturbation perturb(AttackContext& ctx) override {
-        Images a = ctx.x;
+        Images a = ctx.host_x();
         for (size_t j = 0; j < a.v.size(); ++j) {
             const float step = 2.f * eps();
             a.v[j] = a.v[j] + step <= 1.f ? a.v[j] + step : a.v[j] - step;
         }
-        return {a, {}, {}};
+        return {to_tensor(a, ctx.device()), {}, {}};
     }
 };
 
