@@ -26,11 +26,12 @@ using namespace cw_test;
 namespace {
 
 struct StepCase {
-    int64_t n = 6, dim = 75;
+    int64_t n = 8, dim = 75;
     std::vector<float> x_nat, x_adv, grad, eps, alpha;
 };
 
-// Points near the box edges, gradients with exact zeros, radii from 0 up to 1.
+// Points near the box edges, gradients with exact zeros, radii from 0 up to 2 (an L2 radius can exceed 1), steps
+// long enough that the box clips after the ball (the last two samples) or instead of it.
 StepCase step_case(uint64_t seed) {
     StepCase c;
     Rng rng(seed);
@@ -40,8 +41,8 @@ StepCase step_case(uint64_t seed) {
         c.x_adv.push_back(std::min(std::max(c.x_nat.back() + rng.uniform(-0.1f, 0.1f), 0.f), 1.f));
         c.grad.push_back(rng.uniform() < 0.2f ? 0.f : rng.normal());
     }
-    c.eps = {0.f, 2.f / 255, 8.f / 255, 0.05f, 0.5f, 1.f};
-    c.alpha = {0.01f, 0.5f / 255, 2.f / 255, 0.f, 0.3f, 0.25f};
+    c.eps = {0.f, 2.f / 255, 8.f / 255, 0.05f, 0.5f, 1.f, 1.5f, 2.f};
+    c.alpha = {0.01f, 0.5f / 255, 2.f / 255, 0.f, 0.3f, 0.25f, 4.f, 1.5f};
     return c;
 }
 
