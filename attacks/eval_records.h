@@ -1,7 +1,9 @@
 #pragma once
 // The per-sample evaluation records every reported metric is computed from (fairness.md §A): the dataset index,
-// label and clean prediction of each sample, and its prediction under each attack. Robust under an attack =
-// prediction equals the label.
+// label and clean prediction of each sample, and its prediction under each attack. Counting follows AutoAttack:
+// robust = clean-correct and not broken. A clean-wrong sample's prediction under an attack is its clean prediction
+// (AutoAttack leaves it at x), so robust under an attack is simply "prediction equals the label" here, in
+// records.csv, results.json and the tables alike.
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -14,7 +16,8 @@ struct EvalRecords {
     std::vector<int32_t> label;
     std::vector<int32_t> clean_pred;
     std::vector<std::string> attacks;              // attack names, in evaluation order
-    std::vector<std::vector<int32_t>> adv_pred;    // [attack][sample]: argmax f(x_adv)
+    std::vector<std::vector<int32_t>> adv_pred;    // [attack][sample]: argmax f(x_adv) if clean-correct, else the
+                                                   // clean prediction
 
     int64_t size() const { return static_cast<int64_t>(index.size()); }
     // Position of attack `name` in `attacks`; throws if absent.

@@ -207,17 +207,23 @@ void Run::plain_attack(size_t a) {
             ++state_.sanity_violations[a];
             log_line("warning: " + name + " batch " + std::to_string(b + 1) + ": " + bad);
         }
-        int64_t correct = 0, broken = 0;
+        // AutoAttack's rule: robust = clean-correct and not broken. A clean-wrong sample keeps its clean prediction
+        // (AutoAttack never moves it), even where the attack happened to flip it to the right class.
+        int64_t correct = 0, broken = 0, flipped_right = 0;
         for (size_t i = 0; i < pred.size(); ++i) {
             const size_t k = static_cast<size_t>(off) + i;
-            state_.records.adv_pred[a][k] = pred[i];
             const bool clean_ok = state_.records.clean_pred[k] == state_.records.label[k];
+            state_.records.adv_pred[a][k] = clean_ok ? pred[i] : state_.records.clean_pred[k];
             correct += clean_ok;
             broken += clean_ok && pred[i] != state_.records.label[k];
+            flipped_right += !clean_ok && pred[i] == state_.records.label[k];
         }
         state_.time_s[a] += std::chrono::duration<double>(Clock::now() - t0).count();
         log_line(name + " - batch " + std::to_string(b + 1) + "/" + std::to_string(data_.num_batches) + " - " +
-                 std::to_string(broken) + " of " + std::to_string(correct) + " successfully perturbed");
+                 std::to_string(broken) + " of " + std::to_string(correct) + " successfully perturbed" +
+                 (flipped_right ? " (" + std::to_string(flipped_right) +
+                                      " clean-wrong flipped to the label, not counted as robust)"
+                                : std::string()));
         if (b == data_.num_batches - 1) {
             std::ostringstream os;
             os << "robust accuracy after " << upper(name) << ": " << percent(accuracy_of(state_.records.adv_pred[a]))
@@ -313,6 +319,10 @@ EvalOutcome Run::go() {
 
 EvalOutcome evaluate(nn::Module& model, const BatchSource& data, const std::vector<Attack*>& attacks,
                      const EvalOptions& options) {
+    for (const Attack* a : attacks)
+        CW_CHECK(a->mode() == ModelMode::Eval, Error,
+                 "evaluator: attack '" + a->name() + "' is configured to run in train mode; it would update the BN "
+                 "running statistics in the middle of the evaluation (evaluate with an eval-mode attack)");
     for (size_t a = 0; a < attacks.size(); ++a)
         for (size_t b = 0; b < a; ++b)
             CW_CHECK(attacks[a]->name() != attacks[b]->name(), Error,
