@@ -9,12 +9,8 @@
 #include <cstdint>
 
 #include "engine/backend.h"
+#include "engine/host_device.h"
 
-#ifdef __CUDACC__
-#define CW_HD __host__ __device__ inline
-#else
-#define CW_HD inline
-#endif
 
 namespace cw::attack_math {
 
@@ -158,6 +154,15 @@ CW_HD float objective(AttackObjective kind, const float* z, int64_t C, int32_t y
         case AttackObjective::LogitDifference: return logit_difference(z, C, y, t, dz);
     }
     return 0.f;
+}
+
+// One row of the attack_objective kernel: the value, dvalue/dz (dz may be null) and the flags of sample i.
+CW_HD void objective_row(AttackObjective kind, const float* z, int64_t C, int32_t label, int32_t target, float kappa,
+                         float* value, float* dz, float* wrong, float* on_target) {
+    *value = objective(kind, z, C, label, target, kappa, dz);
+    const int32_t pred = argmax_row(z, C);
+    *wrong = pred != label ? 1.f : 0.f;
+    *on_target = pred == target ? 1.f : 0.f;
 }
 
 CW_HD bool objective_is_targeted(AttackObjective kind) {

@@ -11,14 +11,9 @@ void CpuBackend::attack_objective(AttackObjective kind, const float* logits, con
                                   const int32_t* targets, float kappa, float* value, float* dz, float* wrong,
                                   float* on_target, int64_t rows, int64_t cols) {
 #pragma omp parallel for schedule(static) if (rows * cols > kParallelGrain)
-    for (int64_t i = 0; i < rows; ++i) {
-        const float* z = logits + i * cols;
-        const int32_t t = targets ? targets[i] : -1;
-        value[i] = attack_math::objective(kind, z, cols, labels[i], t, kappa, dz ? dz + i * cols : nullptr);
-        const int32_t pred = attack_math::argmax_row(z, cols);
-        wrong[i] = pred != labels[i] ? 1.f : 0.f;
-        on_target[i] = pred == t ? 1.f : 0.f;
-    }
+    for (int64_t i = 0; i < rows; ++i)
+        attack_math::objective_row(kind, logits + i * cols, cols, labels[i], targets ? targets[i] : -1, kappa,
+                                   value + i, dz ? dz + i * cols : nullptr, wrong + i, on_target + i);
 }
 
 void CpuBackend::attack_step(AttackNorm norm, float* x_adv, const float* grad, const float* x_nat, const float* eps,

@@ -13,14 +13,9 @@ namespace {
 __global__ void attack_objective_kernel(AttackObjective kind, const float* logits, const int32_t* labels,
                                         const int32_t* targets, float kappa, float* value, float* dz, float* wrong,
                                         float* on_target, int64_t rows, int64_t cols) {
-    CW_GRID_STRIDE(i, rows) {
-        const float* z = logits + i * cols;
-        const int32_t t = targets ? targets[i] : -1;
-        value[i] = attack_math::objective(kind, z, cols, labels[i], t, kappa, dz ? dz + i * cols : nullptr);
-        const int32_t pred = attack_math::argmax_row(z, cols);
-        wrong[i] = pred != labels[i] ? 1.f : 0.f;
-        on_target[i] = pred == t ? 1.f : 0.f;
-    }
+    CW_GRID_STRIDE(i, rows)
+        attack_math::objective_row(kind, logits + i * cols, cols, labels[i], targets ? targets[i] : -1, kappa,
+                                   value + i, dz ? dz + i * cols : nullptr, wrong + i, on_target + i);
 }
 
 __global__ void linf_step_kernel(float* x_adv, const float* grad, const float* x_nat, const float* eps,

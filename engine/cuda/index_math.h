@@ -6,12 +6,8 @@
 #include <cstdint>
 
 #include "engine/backend.h"
+#include "engine/host_device.h"
 
-#ifdef __CUDACC__
-#define CW_HD __host__ __device__ inline
-#else
-#define CW_HD inline
-#endif
 
 namespace cw::cuda {
 
