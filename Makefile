@@ -14,6 +14,8 @@ CXXFLAGS += -std=c++17 -fopenmp -Wall -Wextra -Wno-unused-parameter -I. -MMD -MP
 OPENBLAS_DIR ?= /usr/lib/$(shell gcc -print-multiarch)/openblas-openmp
 LDLIBS   += -L$(OPENBLAS_DIR) -Wl,-rpath,$(OPENBLAS_DIR) -lopenblas -lz -lpthread -ldl
 BUILD    := build
+# The CUDA plugin's rules below come before `all:`; without this, plain `make` would build only the plugin.
+.DEFAULT_GOAL := all
 
 LIB_DIRS := engine engine/cpu engine/ops nn nn/models datasets attacks fairness
 LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.cpp))

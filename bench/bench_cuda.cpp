@@ -3,7 +3,8 @@
 // only), images per second, and the peak GPU memory held by the caching allocator. Median of timed repetitions
 // after warm-up (the warm-up includes cuDNN's algorithm search); each repetition ends with a device
 // synchronisation. tools/bench_pytorch_gpu.py measures the same workload in PyTorch and prints the same keys.
-// Without a usable GPU it prints one line "CUDA benchmark skipped: <why>" and exits 0.
+// Without a usable GPU it prints one line "CUDA benchmark skipped: <why>" and exits 0, or, under
+// CLASSWISE_REQUIRE_GPU=1, prints the reason and exits 1.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "bench/bench_util.h"
 #include "engine/autograd.h"
+#include "engine/cuda_backend.h"
 #include "engine/cuda/plugin_api.h"
 #include "engine/ops.h"
 #include "nn/models/preact_resnet.h"
@@ -55,6 +57,18 @@ Peak peak_since_reset() {
 int main(int argc, char** argv) {
     std::string why;
     if (!cuda_available(&why)) {
+        // On a GPU machine (CLASSWISE_REQUIRE_GPU=1) a skipped benchmark would read as a clean run.
+        bool required = false;
+        try {
+            required = gpu_required();
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "bench_cuda: %s\n", e.what());
+            return 1;
+        }
+        if (required) {
+            std::fprintf(stderr, "bench_cuda: CLASSWISE_REQUIRE_GPU=1 but no usable GPU: %s\n", why.c_str());
+            return 1;
+        }
         std::printf("CUDA benchmark skipped: %s\n", why.c_str());
         return 0;
     }

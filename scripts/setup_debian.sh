@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
-# Installs everything classwise needs on a fresh Debian 12 machine (run as root, or through sudo).
+# Installs everything classwise needs on a fresh Debian 12 machine. Run it as it is, not through sudo: as root it
+# installs directly (a fresh container or CI has no sudo); as a normal user it elevates itself with sudo.
 # The CUDA toolkit (with cuDNN and cuBLAS) is optional and comes from NVIDIA at /usr/local/cuda.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
-SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO="sudo"
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends \
+as_root=()
+if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo > /dev/null 2>&1; then
+        echo "scripts/setup_debian.sh: installing packages needs root, and you are $(id -un) with no sudo:" \
+             "run it as root (e.g. su -c scripts/setup_debian.sh) or install sudo" >&2
+        exit 1
+    fi
+    # sudo keeps DEBIAN_FRONTEND only when told to.
+    as_root=(sudo DEBIAN_FRONTEND=noninteractive)
+fi
+# A fresh VM often runs unattended-upgrades at boot: wait for its dpkg lock instead of failing at once.
+apt=(apt-get -o DPkg::Lock::Timeout=600)
+"${as_root[@]}" "${apt[@]}" update -qq
+"${as_root[@]}" "${apt[@]}" install -y -qq --no-install-recommends \
     g++ make libopenblas-openmp-dev catch2 libstb-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libfmt-dev \
     dataset-fashion-mnist xz-utils unzip clang libclang-rt-14-dev ca-certificates curl

@@ -198,8 +198,7 @@ TEST_CASE("greater and greater_equal: 0/1 values, NaN compares false, never reco
 }
 
 TEST_CASE("GPU parity: attack step, objectives and row bookkeeping", "[cuda][attacks]") {
-    std::string why;
-    if (!cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     const Device gpu = Device::cuda(0);
     for (uint64_t seed : {1u, 2u}) {
         const StepCase c = step_case(seed);

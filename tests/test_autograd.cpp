@@ -165,8 +165,7 @@ TEST_CASE("shape errors name the op and both shapes; no silent broadcast", "[err
 }
 
 TEST_CASE("mixing devices is an error naming both devices", "[errors][cuda]") {
-    std::string why;
-    if (!cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     auto a = randn({2}, 24), b = randn({2}, 25).to(Device::cuda());
     REQUIRE_THROWS_WITH(add(a, b), Catch::Contains("different devices"));
 }

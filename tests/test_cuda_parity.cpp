@@ -196,8 +196,7 @@ TEST_CASE("--device cuda without a usable GPU names the reason", "[cuda]") {
 }
 
 TEST_CASE("tensors move between CPU and GPU and keep their values", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     Tensor x = randn({3, 4, 5}, 1, 1.f, false);
     Tensor g = x.to(kGpu);
     REQUIRE(g.device() == kGpu);
@@ -224,16 +223,14 @@ TEST_CASE("tensors move between CPU and GPU and keep their values", "[cuda]") {
 }
 
 TEST_CASE("an op on tensors of different devices is a DeviceError", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     Tensor a = randn({4}, 1), b = randn({4}, 2).to(kGpu);
     REQUIRE_THROWS_AS(add(a, b), DeviceError);
     REQUIRE_THROWS_AS(b.data(), DeviceError);  // host access to GPU memory
 }
 
 TEST_CASE("GPU out of memory is a DeviceError that says so, and the GPU stays usable", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     const Shape huge{int64_t(1) << 40};  // 4 TiB of floats
     REQUIRE_THROWS_AS(Tensor::empty(huge, DType::F32, kGpu), DeviceError);
     REQUIRE_THROWS_WITH(Tensor::empty(huge, DType::F32, kGpu), Catch::Contains("CUDA out of memory allocating") &&
@@ -244,8 +241,7 @@ TEST_CASE("GPU out of memory is a DeviceError that says so, and the GPU stays us
 }
 
 TEST_CASE("the caching allocator reuses freed blocks and tracks its peak", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     auto stats = plugin_fn<cw_cuda_memory_stats_fn>("cw_cuda_memory_stats");
     plugin_fn<cw_cuda_reset_peak_memory_fn>("cw_cuda_reset_peak_memory")();
     int64_t in_use0, cached0, peak0, reserved0;
@@ -280,8 +276,7 @@ TEST_CASE("the caching allocator reuses freed blocks and tracks its peak", "[cud
 // ---- elementwise ------------------------------------------------------------------------------------------------
 
 TEST_CASE("GPU parity: binary ops with every broadcast pattern", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     struct Pair {
         Shape a, b;
     };
@@ -316,8 +311,7 @@ TEST_CASE("GPU parity: binary ops with every broadcast pattern", "[cuda]") {
 }
 
 TEST_CASE("GPU parity: unary ops and scalar ops", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     const Shape s{3, 7, 11};
     Tensor x = randn(s, 1), pos = positive(s, 2), ints = small_ints(s, 3), away = rand_away_from_zero(s, 4);
     check_parity("neg", {x}, [](const auto& t) { return neg(t[0]); });
@@ -349,8 +343,7 @@ TEST_CASE("GPU parity: unary ops and scalar ops", "[cuda]") {
 }
 
 TEST_CASE("GPU parity: dropout draws the same mask on both devices", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     Tensor x = randn({4, 8, 5}, 6);
     Rng rc(11), rg(11);
     std::vector<Rng*> rngs = {&rc, &rg};
@@ -361,8 +354,7 @@ TEST_CASE("GPU parity: dropout draws the same mask on both devices", "[cuda]") {
 // ---- reductions, indexing, shape ----------------------------------------------------------------------------------
 
 TEST_CASE("GPU parity: sums and means", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     Tensor x = randn({4, 5, 6}, 1);
     check_parity("sum all", {x}, [](const auto& t) { return sum(t[0]); });
     check_parity("mean all", {x}, [](const auto& t) { return mean(t[0]); });
@@ -383,8 +375,7 @@ TEST_CASE("GPU parity: sums and means", "[cuda]") {
 }
 
 TEST_CASE("GPU parity: max, argmax, topk (ties, NaN)", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     Tensor x = distinct_values({3, 6, 4}, 1);
     Tensor ties = small_ints({5, 9, 2}, 2, -1, 1);  // many equal values: first index wins / stable order
     for (int d = 0; d < 3; ++d) {
@@ -408,8 +399,7 @@ TEST_CASE("GPU parity: max, argmax, topk (ties, NaN)", "[cuda]") {
 }
 
 TEST_CASE("GPU parity: gather, one_hot, reshape, flatten, concat", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     Tensor x = randn({6, 10}, 1);
     Tensor idx = Tensor::from_labels(labels_for(6, 10));
     check_parity("gather", {x, idx}, [](const auto& t) { return gather(t[0], t[1]); });
@@ -426,8 +416,7 @@ TEST_CASE("GPU parity: gather, one_hot, reshape, flatten, concat", "[cuda]") {
 }
 
 TEST_CASE("GPU: out-of-range labels and indices give NaN, never a stray access", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     Tensor logits = randn({2, 4}, 1, 1.f, false).to(kGpu);
     Tensor bad = Tensor::from_labels({1, 9}, kGpu);
     auto loss = cross_entropy(logits, bad, {0.f, {}, Reduction::None}).to_vector();
@@ -444,8 +433,7 @@ TEST_CASE("GPU: out-of-range labels and indices give NaN, never a stray access",
 // ---- losses -------------------------------------------------------------------------------------------------------
 
 TEST_CASE("GPU parity: softmax, log_softmax, cross-entropy, KL", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     for (int64_t cols : {10, 100, 1000}) {
         const std::string tc = " cols=" + std::to_string(cols);
         Tensor logits = randn({7, cols}, 1 + cols, 3.f), other = randn({7, cols}, 2 + cols, 3.f);
@@ -475,8 +463,7 @@ TEST_CASE("GPU parity: softmax, log_softmax, cross-entropy, KL", "[cuda]") {
 // ---- layers -------------------------------------------------------------------------------------------------------
 
 TEST_CASE("GPU parity: matmul and linear (TF32 off)", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     Tf32Scope strict(false);
     Tensor a = randn({7, 13}, 1), b = randn({13, 5}, 2);
     check_parity("matmul", {a, b}, [](const auto& t) { return matmul(t[0], t[1]); }, 1e-4, 1e-4);
@@ -488,8 +475,7 @@ TEST_CASE("GPU parity: matmul and linear (TF32 off)", "[cuda]") {
 }
 
 TEST_CASE("GPU parity: raw gemm, every transpose, strided operands, alpha/beta, k = 0", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     Tf32Scope strict(false);
     const int64_t m = 5, n = 7, k = 3, pad = 2;  // leading dimensions larger than the rows they hold
     for (bool ta : {false, true})
@@ -514,8 +500,7 @@ TEST_CASE("GPU parity: raw gemm, every transpose, strided operands, alpha/beta, 
 }
 
 TEST_CASE("GPU parity: conv2d forward and backward (TF32 off)", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     Tf32Scope strict(false);
     struct Case {
         int64_t n, c, h, w, k, r, stride, pad;
@@ -557,8 +542,7 @@ TEST_CASE("GPU parity: conv2d forward and backward (TF32 off)", "[cuda]") {
 }
 
 TEST_CASE("GPU parity: conv2d and linear with TF32 on (loose tolerance)", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     Tf32Scope tf32(true);
     Tensor x = randn({8, 32, 16, 16}, 1), w = randn({64, 32, 3, 3}, 2, 1.f / std::sqrt(288.f));
     check_parity("conv2d TF32", {x, w}, [](const auto& t) { return conv2d(t[0], t[1], {}, 1, 1); }, 2e-2, 2e-2);
@@ -567,8 +551,7 @@ TEST_CASE("GPU parity: conv2d and linear with TF32 on (loose tolerance)", "[cuda
 }
 
 TEST_CASE("GPU parity: max and average pooling", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     Tensor x = randn({2, 3, 9, 8}, 1), ties = small_ints({2, 3, 9, 8}, 2, -2, 2);
     struct P {
         int64_t kernel, stride, pad;
@@ -586,8 +569,7 @@ TEST_CASE("GPU parity: max and average pooling", "[cuda]") {
 }
 
 TEST_CASE("GPU parity: batch norm, train and eval, with running statistics", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     for (const Shape& s : {Shape{4, 3, 5, 6}, Shape{16, 7}, Shape{128, 64, 8, 8}, Shape{3, 2, 1, 1}}) {
         const int64_t c = s[1];
         Tensor x = randn(s, 1, 2.f), gamma = randn({c}, 2), beta = randn({c}, 3);
@@ -617,8 +599,7 @@ TEST_CASE("GPU parity: batch norm, train and eval, with running statistics", "[c
 // ---- optimisers and backend-level kernels -----------------------------------------------------------------------
 
 TEST_CASE("GPU parity: SGD (momentum, Nesterov, dampening) and Adam / AdamW over several steps", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     auto run = [](Device dev, int kind) {
         Tensor w = randn({257}, 1, 1.f, false).to(dev).mark_parameter();
         std::vector<Tensor*> params = {&w};
@@ -645,8 +626,7 @@ TEST_CASE("GPU parity: SGD (momentum, Nesterov, dampening) and Adam / AdamW over
 }
 
 TEST_CASE("GPU parity: lerp_, axpy, sum_squares, count_nonfinite, sum_to", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     Backend& cpu = backend(Device::cpu());
     Backend& gpu = backend(kGpu);
     Tensor avg = randn({1000}, 1, 1.f, false), x = randn({1000}, 2, 1.f, false);
@@ -724,8 +704,7 @@ std::vector<float> resnet_input_grad(nn::PreActResNet& init, Device dev, int64_t
 }  // namespace
 
 TEST_CASE("GPU parity: a PreAct ResNet-18 SGD training step (TF32 off)", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     Tf32Scope strict(false);
     manual_seed(5);
     nn::PreActResNet init({2, 2, 2, 2}, 10);
@@ -743,8 +722,7 @@ TEST_CASE("GPU parity: a PreAct ResNet-18 SGD training step (TF32 off)", "[cuda]
 }
 
 TEST_CASE("GPU parity: a PGD input-gradient step of PreAct ResNet-18 (TF32 off)", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     Tf32Scope strict(false);
     manual_seed(6);
     nn::PreActResNet init({2, 2, 2, 2}, 10);
@@ -767,8 +745,7 @@ TEST_CASE("GPU parity: a PGD input-gradient step of PreAct ResNet-18 (TF32 off)"
 }
 
 TEST_CASE("GPU: deterministic mode gives bit-identical training and PGD steps", "[cuda]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     DeterministicScope deterministic;  // TF32 stays at its default (on): determinism must hold with it
     manual_seed(7);
     nn::PreActResNet init({2, 2, 2, 2}, 10);

@@ -12,7 +12,8 @@ build/bench/bench_cuda:
 
     /usr/bin/python3 tools/bench_pytorch_gpu.py [--quick]
 
-Set TF32=0 in the environment to compare with CLASSWISE_TF32=0 runs.
+Set TF32=0 in the environment to compare with CLASSWISE_TF32=0 runs. Without a GPU it prints why and exits 0, or 1
+under CLASSWISE_REQUIRE_GPU=1.
 """
 import os
 import statistics
@@ -36,9 +37,21 @@ def median_ms(fn, reps):
     return statistics.median(times)
 
 
+def gpu_required():
+    """CLASSWISE_REQUIRE_GPU=1 (a run on a GPU machine): a skip would read as a clean run, so it fails instead."""
+    value = os.environ.get("CLASSWISE_REQUIRE_GPU", "")
+    if value not in ("", "0", "1"):
+        sys.exit("CLASSWISE_REQUIRE_GPU='%s': expected 1 (GPU skips fail) or 0/unset" % value)
+    return value == "1"
+
+
 def main():
     if not torch.cuda.is_available():
-        print("PyTorch GPU benchmark skipped: torch.cuda.is_available() is False")
+        why = "torch.cuda.is_available() is False"
+        if gpu_required():
+            print("bench_pytorch_gpu: CLASSWISE_REQUIRE_GPU=1 but " + why, file=sys.stderr)
+            return 1
+        print("PyTorch GPU benchmark skipped: " + why)
         return 0
     quick = len(sys.argv) > 1 and sys.argv[1] == "--quick"
     warmup, reps = (3, 5) if quick else (10, 30)
