@@ -74,7 +74,9 @@ void CpuBackend::unary(UnaryOp op, const float* x, float* y, int64_t n, float a,
         case UnaryOp::Sqrt: map_n(n, [=](int64_t i) { y[i] = std::sqrt(x[i]); }); break;
         case UnaryOp::Abs: map_n(n, [=](int64_t i) { y[i] = std::fabs(x[i]); }); break;
         case UnaryOp::Sign: map_n(n, [=](int64_t i) { y[i] = sign_of(x[i]); }); break;
-        case UnaryOp::Relu: map_n(n, [=](int64_t i) { const float v = x[i]; y[i] = v > 0 ? v : 0.f; }); break;
+        // Written so that a NaN input fails the comparison and comes out as NaN, as in PyTorch: a NaN weight must
+        // show in the output instead of being turned into 0 by the first ReLU or clamp.
+        case UnaryOp::Relu: map_n(n, [=](int64_t i) { const float v = x[i]; y[i] = v <= 0 ? 0.f : v; }); break;
         case UnaryOp::LeakyRelu: map_n(n, [=](int64_t i) { y[i] = x[i] > 0 ? x[i] : a * x[i]; }); break;
         case UnaryOp::Sigmoid: map_n(n, [=](int64_t i) { y[i] = sigmoid(x[i]); }); break;
         case UnaryOp::Tanh: map_n(n, [=](int64_t i) { y[i] = std::tanh(x[i]); }); break;
@@ -82,7 +84,9 @@ void CpuBackend::unary(UnaryOp op, const float* x, float* y, int64_t n, float a,
         case UnaryOp::AddScalar: map_n(n, [=](int64_t i) { y[i] = x[i] + a; }); break;
         case UnaryOp::MulScalar: map_n(n, [=](int64_t i) { y[i] = x[i] * a; }); break;
         case UnaryOp::RSubScalar: map_n(n, [=](int64_t i) { y[i] = a - x[i]; }); break;
-        case UnaryOp::Clamp: map_n(n, [=](int64_t i) { y[i] = std::fmin(std::fmax(x[i], a), b); }); break;
+        case UnaryOp::Clamp:
+            map_n(n, [=](int64_t i) { const float v = x[i], lo = v < a ? a : v; y[i] = lo > b ? b : lo; });
+            break;
     }
 }
 
@@ -96,7 +100,9 @@ void CpuBackend::unary_backward(UnaryOp op, const float* x, const float* y, cons
         case UnaryOp::Sqrt: map_n(n, [=](int64_t i) { gx[i] = gy[i] * 0.5f / y[i]; }); break;
         case UnaryOp::Abs: map_n(n, [=](int64_t i) { gx[i] = gy[i] * sign_of(x[i]); }); break;
         case UnaryOp::Sign: map_n(n, [=](int64_t i) { gx[i] = 0.f; }); break;
-        case UnaryOp::Relu: map_n(n, [=](int64_t i) { const float g = gy[i]; gx[i] = x[i] > 0 ? g : 0.f; }); break;
+        // PyTorch's threshold_backward (x <= 0 ? 0 : g): at a NaN input the gradient passes; leaky ReLU's takes the
+        // slope and clamp's is 0 there (checked against torch 1.13).
+        case UnaryOp::Relu: map_n(n, [=](int64_t i) { const float g = gy[i]; gx[i] = x[i] <= 0 ? 0.f : g; }); break;
         case UnaryOp::LeakyRelu: map_n(n, [=](int64_t i) { const float g = gy[i]; gx[i] = x[i] > 0 ? g : a * g; }); break;
         case UnaryOp::Sigmoid: map_n(n, [=](int64_t i) { gx[i] = gy[i] * y[i] * (1.f - y[i]); }); break;
         case UnaryOp::Tanh: map_n(n, [=](int64_t i) { gx[i] = gy[i] * (1.f - y[i] * y[i]); }); break;
