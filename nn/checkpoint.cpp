@@ -38,6 +38,17 @@ void add_module_state(st::File& file, Module& model, const std::string& prefix) 
     }
 }
 
+std::string nonfinite_problems(const Records& records, const std::string& source) {
+    std::vector<std::string> bad;
+    for (const auto& [name, rec] : records) {
+        const uint64_t n = st::count_nonfinite(*rec, source + ": tensor '" + name + "'");
+        if (n) bad.push_back(name + " (" + std::to_string(n) + " non-finite value" + (n == 1 ? "" : "s") + ")");
+    }
+    if (bad.empty()) return "";
+    return source + ": NaN or infinity in " + std::to_string(bad.size()) + " tensor" + (bad.size() == 1 ? "" : "s") +
+           ": " + name_list(bad) + "; the weights are damaged (a diverged run, or a corrupted file)";
+}
+
 std::string module_state_problems(Module& model, const Records& records, const std::string& source) {
     std::vector<std::string> missing, unexpected, mismatched;
     std::set<std::string> known;
@@ -53,7 +64,7 @@ std::string module_state_problems(Module& model, const Records& records, const s
     }
     for (const auto& [name, rec] : records)
         if (!known.count(name)) unexpected.push_back(name);
-    if (missing.empty() && unexpected.empty() && mismatched.empty()) return "";
+    if (missing.empty() && unexpected.empty() && mismatched.empty()) return nonfinite_problems(records, source);
     std::string msg = source + ": checkpoint does not match the " + model.type_name() + " model";
     if (!missing.empty()) msg += "; missing " + std::to_string(missing.size()) + ": " + name_list(missing);
     if (!unexpected.empty()) msg += "; unexpected " + std::to_string(unexpected.size()) + ": " + name_list(unexpected);

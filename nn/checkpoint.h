@@ -53,7 +53,11 @@ LoadedModel load_model_from_checkpoint(const std::string& path);
 
 // ---- building blocks (also used by training-state files) -------------------------------------------------
 using Records = std::map<std::string, const st::TensorRecord*>;
-// The problems that would make load_module_state fail, as one message ("" when none). `source` names the file.
+// Float tensors of `records` holding NaN or infinity, named with their counts in one message ("" when none): a
+// checkpoint with a NaN weight would otherwise load and, say, report an accuracy.
+std::string nonfinite_problems(const Records& records, const std::string& source);
+// The problems that would make load_module_state fail (missing, unexpected, mis-shaped or non-finite tensors), as
+// one message ("" when none). `source` names the file.
 std::string module_state_problems(Module& model, const Records& records, const std::string& source);
 // Checks (throwing CheckpointError with module_state_problems' message), then copies every entry.
 void load_module_state(Module& model, const Records& records, const std::string& source);
