@@ -30,6 +30,16 @@ Metadata checkpoint_metadata(const std::string& arch, const ModelConfig& cfg, co
     return m;
 }
 
+std::string input_geometry_mismatch(const std::string& model, const ModelConfig& cfg, const std::string& images,
+                                    int64_t channels, int64_t height, int64_t width) {
+    if (cfg.in_channels == channels && cfg.input_size == height && cfg.input_size == width) return "";
+    auto chw = [](int64_t c, int64_t h, int64_t w) {
+        return std::to_string(c) + "x" + std::to_string(h) + "x" + std::to_string(w);
+    };
+    return model + " was built for " + chw(cfg.in_channels, cfg.input_size, cfg.input_size) + " inputs, but " + images +
+           " are " + chw(channels, height, width);
+}
+
 void add_module_state(st::File& file, Module& model, const std::string& prefix) {
     for (const auto& entry : model.state()) {
         const std::string name = prefix + entry.name;
