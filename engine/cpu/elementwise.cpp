@@ -2,7 +2,6 @@
 #include <cmath>
 #include <vector>
 
-
 #include "engine/cpu/cpu_backend.h"
 #include "engine/cpu/ordered_sum.h"
 

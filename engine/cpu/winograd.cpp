@@ -10,6 +10,7 @@
 #include "engine/cpu/winograd.h"
 
 #include <cblas.h>
+
 #include <algorithm>
 #include <vector>
 
