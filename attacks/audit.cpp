@@ -29,8 +29,10 @@ float parse_fraction(const std::string& flag, const std::string& text) {
     };
     const size_t slash = text.find('/');
     const double v = slash == std::string::npos ? number(text) : number(text.substr(0, slash)) / number(text.substr(slash + 1));
-    if (!(v >= 0) || !std::isfinite(v))
-        throw std::invalid_argument(flag + ": must be a non-negative finite number, got '" + text + "'");
+    // Images live in [0, 1]: a radius or step beyond 1 is a typo (300/255 for 3/255), never a meaningful setting.
+    if (!(v >= 0) || !(v <= 1))
+        throw std::invalid_argument(flag + ": must lie in [0, 1] (images are scaled to [0, 1]), got '" + text + "' = " +
+                                    std::to_string(v));
     return static_cast<float>(v);
 }
 
@@ -111,6 +113,13 @@ int run(const Args& a, std::ostream& out) {
     const data::DatasetInfo& info = with_flag("--dataset", [&]() -> const data::DatasetInfo& {
         return data::dataset_info(a.dataset);
     });
+    if (md.count("arch")) {  // the model's input geometry against the dataset's, before minutes of loading
+        const nn::ModelSpec spec = with_flag("--weights", [&] { return nn::model_spec_from_metadata(md); });
+        const std::string mismatch = nn::input_geometry_mismatch("the " + spec.arch + " model of " + a.weights,
+                                                                 spec.config, "the images of dataset " + info.name, info.channels,
+                                                                 info.height, info.width);
+        if (!mismatch.empty()) throw std::invalid_argument("--dataset: " + mismatch);
+    }
     const auto dataset = std::make_shared<data::Dataset>(
         with_flag("--dataset", [&] { return data::load_dataset(a.dataset, a.split, a.data_dir); }));
     auto model = with_flag("--weights", [&] { return load_model(a, md, info); });

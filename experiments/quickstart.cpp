@@ -164,6 +164,10 @@ int main(int argc, char** argv) {
         state.model_metadata = meta;
         const std::string state_path = f.out + "/state.safetensors";
         if (f.resume && std::filesystem::exists(state_path)) {
+            const nn::ModelSpec saved = nn::model_spec_from_metadata(nn::read_metadata(state_path));
+            const std::string mismatch = nn::input_geometry_mismatch("the " + saved.arch + " model of " + state_path,
+                saved.config, "the images of " + f.dataset, train->channels, train->height, train->width);
+            if (!mismatch.empty()) throw std::runtime_error("--resume: " + mismatch);
             nn::load_training_state(state_path, state);
             loader.set_rng_state(words_from_string(state.method_metadata.at("loader_rng")));
             std::cout << "resumed from " << state_path << " after epoch " << state.epoch << "\n";

@@ -30,12 +30,33 @@ Metadata checkpoint_metadata(const std::string& arch, const ModelConfig& cfg, co
     return m;
 }
 
+std::string input_geometry_mismatch(const std::string& model, const ModelConfig& cfg, const std::string& images,
+                                    int64_t channels, int64_t height, int64_t width) {
+    if (cfg.in_channels == channels && cfg.input_size == height && cfg.input_size == width) return "";
+    auto chw = [](int64_t c, int64_t h, int64_t w) {
+        return std::to_string(c) + "x" + std::to_string(h) + "x" + std::to_string(w);
+    };
+    return model + " was built for " + chw(cfg.in_channels, cfg.input_size, cfg.input_size) + " inputs, but " + images +
+           " are " + chw(channels, height, width);
+}
+
 void add_module_state(st::File& file, Module& model, const std::string& prefix) {
     for (const auto& entry : model.state()) {
         const std::string name = prefix + entry.name;
         if (!file.tensors.emplace(name, record_from_tensor(*entry.tensor)).second)
             throw Error("checkpoint: two state entries are named '" + name + "'");
     }
+}
+
+std::string nonfinite_problems(const Records& records, const std::string& source) {
+    std::vector<std::string> bad;
+    for (const auto& [name, rec] : records) {
+        const uint64_t n = st::count_nonfinite(*rec, source + ": tensor '" + name + "'");
+        if (n) bad.push_back(name + " (" + std::to_string(n) + " non-finite value" + (n == 1 ? "" : "s") + ")");
+    }
+    if (bad.empty()) return "";
+    return source + ": NaN or infinity in " + std::to_string(bad.size()) + " tensor" + (bad.size() == 1 ? "" : "s") +
+           ": " + name_list(bad) + "; the weights are damaged (a diverged run, or a corrupted file)";
 }
 
 std::string module_state_problems(Module& model, const Records& records, const std::string& source) {
@@ -53,7 +74,7 @@ std::string module_state_problems(Module& model, const Records& records, const s
     }
     for (const auto& [name, rec] : records)
         if (!known.count(name)) unexpected.push_back(name);
-    if (missing.empty() && unexpected.empty() && mismatched.empty()) return "";
+    if (missing.empty() && unexpected.empty() && mismatched.empty()) return nonfinite_problems(records, source);
     std::string msg = source + ": checkpoint does not match the " + model.type_name() + " model";
     if (!missing.empty()) msg += "; missing " + std::to_string(missing.size()) + ": " + name_list(missing);
     if (!unexpected.empty()) msg += "; unexpected " + std::to_string(unexpected.size()) + ": " + name_list(unexpected);

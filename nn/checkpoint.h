@@ -51,9 +51,19 @@ struct LoadedModel {
 // read_metadata -> model_spec_from_metadata -> make_model -> load_model.
 LoadedModel load_model_from_checkpoint(const std::string& path);
 
+// One line when a model built for cfg's in_channels x input_size x input_size meets images of another geometry
+// ("<model> was built for 3x32x32 inputs, but <images> are 1x28x28"), "" when they agree: said before the first
+// forward, where the mismatch would surface deep inside an op (Normalize's per-channel statistics, say).
+std::string input_geometry_mismatch(const std::string& model, const ModelConfig& cfg, const std::string& images,
+                                    int64_t channels, int64_t height, int64_t width);
+
 // ---- building blocks (also used by training-state files) -------------------------------------------------
 using Records = std::map<std::string, const st::TensorRecord*>;
-// The problems that would make load_module_state fail, as one message ("" when none). `source` names the file.
+// Float tensors of `records` holding NaN or infinity, named with their counts in one message ("" when none): a
+// checkpoint with a NaN weight would otherwise load and, say, report an accuracy.
+std::string nonfinite_problems(const Records& records, const std::string& source);
+// The problems that would make load_module_state fail (missing, unexpected, mis-shaped or non-finite tensors), as
+// one message ("" when none). `source` names the file.
 std::string module_state_problems(Module& model, const Records& records, const std::string& source);
 // Checks (throwing CheckpointError with module_state_problems' message), then copies every entry.
 void load_module_state(Module& model, const Records& records, const std::string& source);

@@ -538,6 +538,13 @@ std::vector<float> to_f32(const TensorRecord& t, const std::string& context) {
     return out;
 }
 
+uint64_t count_nonfinite(const TensorRecord& t, const std::string& context) {
+    if (t.dtype != DType::F32 && t.dtype != DType::F16 && t.dtype != DType::BF16 && t.dtype != DType::F64) return 0;
+    uint64_t bad = 0;
+    for (float v : to_f32(t, context)) bad += !std::isfinite(v);
+    return bad;
+}
+
 TensorRecord from_i64_scalar(int64_t value) {
     TensorRecord t;
     t.dtype = DType::I64;

@@ -62,6 +62,10 @@ TensorRecord from_f32(const std::vector<float>& values, const std::vector<int64_
 // F32, and F16 / BF16 / F64 converted (PyTorch checkpoints are often saved in half precision).
 std::vector<float> to_f32(const TensorRecord& t, const std::string& context = "tensor");
 
+// How many values of a float record (F32, F16, BF16, F64) are NaN or infinite once read as F32 (an F64 beyond
+// the float range counts); 0 for other dtypes.
+uint64_t count_nonfinite(const TensorRecord& t, const std::string& context = "tensor");
+
 // BatchNorm's num_batches_tracked: an I64 scalar, shape [].
 TensorRecord from_i64_scalar(int64_t value);
 // Accepts I64 or I32 holding exactly one element (shape [] or [1]).

@@ -89,6 +89,8 @@ void load_training_state(const std::string& path, TrainingState& s) {
     if (!problems.empty()) throw CheckpointError(problems);
     if (!s.optimizer && !optimizer.empty())
         throw CheckpointError(path + ": the file holds optimiser state but no optimiser was given");
+    problems = nonfinite_problems(optimizer, path + " (optimiser state)");
+    if (!problems.empty()) throw CheckpointError(problems);
     std::map<std::string, std::vector<uint64_t>> rng_words;
     for (const auto& [name, rec] : rngs) {
         if (!s.rngs.count(name)) throw CheckpointError(path + ": RNG '" + name + "' in the file was not given to restore");

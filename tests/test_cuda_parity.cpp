@@ -568,6 +568,22 @@ TEST_CASE("GPU parity: max and average pooling", "[cuda]") {
     }
 }
 
+TEST_CASE("GPU parity: NaN through relu, leaky relu, clamp and max-pool, forward and backward", "[cuda][nan]") {
+    std::string why;
+    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    // A NaN every seventh element: relu/leaky/clamp outputs and gradients at NaN (tests/test_nan_propagation.cpp
+    // has PyTorch's values), and max-pool windows with one NaN, two NaNs, or none.
+    Tensor x = randn({2, 3, 9, 8}, 5, 1.f, false);
+    std::vector<float> v = x.to_vector();
+    for (size_t i = 0; i < v.size(); i += 7) v[i] = std::numeric_limits<float>::quiet_NaN();
+    Tensor nans = from(v, x.shape());
+    check_parity("relu NaN", {nans}, [](const auto& t) { return relu(t[0]); });
+    check_parity("leaky_relu NaN", {nans}, [](const auto& t) { return leaky_relu(t[0], 0.1f); });
+    check_parity("clamp NaN", {nans}, [](const auto& t) { return clamp(t[0], -0.5f, 0.5f); });
+    check_parity("max_pool2d NaN k2", {nans}, [](const auto& t) { return max_pool2d(t[0], 2); });
+    check_parity("max_pool2d NaN k3 s2 p1", {nans}, [](const auto& t) { return max_pool2d(t[0], 3, 2, 1); });
+}
+
 TEST_CASE("GPU parity: batch norm, train and eval, with running statistics", "[cuda]") {
     CW_SKIP_WITHOUT_GPU();
     for (const Shape& s : {Shape{4, 3, 5, 6}, Shape{16, 7}, Shape{128, 64, 8, 8}, Shape{3, 2, 1, 1}}) {

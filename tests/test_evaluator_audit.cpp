@@ -50,6 +50,46 @@ TEST_CASE("eps and alpha parse as fractions or numbers", "[attacks]") {
     REQUIRE_THROWS_WITH(parse_fraction("--eps", "1/0"), Catch::StartsWith("--eps:"));
 }
 
+TEST_CASE("eps and alpha outside [0, 1] are an error naming the flag", "[attacks]") {
+    REQUIRE(parse_fraction("--eps", "1") == 1.f);
+    REQUIRE(parse_fraction("--eps", "255/255") == 1.f);
+    REQUIRE_THROWS_WITH(parse_fraction("--eps", "300/255"), Catch::StartsWith("--eps:") && Catch::Contains("[0, 1]"));
+    REQUIRE_THROWS_WITH(parse_fraction("--alpha", "2"), Catch::StartsWith("--alpha:") && Catch::Contains("[0, 1]"));
+    const AuditRun r = audit({"--weights", "w.safetensors", "--dataset", "mnist", "--out", "o", "--eps", "300/255"});
+    INFO(r.err);
+    REQUIRE(r.rc == 1);
+    REQUIRE(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    REQUIRE(r.err.find("--eps") != std::string::npos);
+}
+
+TEST_CASE("a CIFAR-shaped model audited on MNIST: one line naming both geometries, before any data loads",
+          "[attacks]") {
+    // No data folder is needed: the metadata and the dataset catalogue decide before the images are read.
+    const fs::path dir = fs::temp_directory_path() / ("cw_audit_geometry_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string weights = (dir / "cifar_lenet.safetensors").string();
+    nn::ModelConfig cfg;  // 3x32x32, 10 classes
+    cfg.normalize_mean = {0.49f, 0.48f, 0.45f};
+    cfg.normalize_std = {0.25f, 0.24f, 0.26f};
+    auto model = nn::make_model("lenet5", cfg);
+    nn::save_model(*model, weights, nn::checkpoint_metadata("lenet5", cfg, {"natural", 0, 0}));
+    const AuditRun r = audit({"--weights", weights, "--dataset", "mnist", "--data-dir", (dir / "no_data").string(),
+                              "--out", (dir / "out").string(), "--device", "cpu", "--n", "10"});
+    fs::remove_all(dir);
+    INFO(r.err);
+    REQUIRE(r.rc == 1);
+    REQUIRE(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    REQUIRE(r.err.find("--dataset") != std::string::npos);
+    REQUIRE(r.err.find("lenet5 model") != std::string::npos);
+    REQUIRE(r.err.find("built for 3x32x32 inputs") != std::string::npos);
+    REQUIRE(r.err.find("mnist are 1x28x28") != std::string::npos);
+
+    cfg.in_channels = 1;
+    cfg.input_size = 28;
+    REQUIRE(nn::input_geometry_mismatch("m", cfg, "images", 1, 28, 28).empty());
+    REQUIRE(nn::input_geometry_mismatch("m", cfg, "images", 1, 28, 32) == "m was built for 1x28x28 inputs, but images are 1x28x32");
+}
+
 TEST_CASE("audit rejects bad flags with one line naming the flag", "[attacks]") {
     const std::vector<std::string> base = {"--weights", "w.safetensors", "--dataset", "mnist", "--out", "o"};
     auto with = [&](std::vector<std::string> extra) {

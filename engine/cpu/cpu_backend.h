@@ -1,6 +1,8 @@
 #pragma once
 // The CPU reference backend: OpenBLAS for GEMM, OpenMP for everything else. Every other backend is tested
 // against this one. Methods are implemented across engine/cpu/*.cpp, one file per kernel family.
+#include <string>
+
 #include "engine/backend.h"
 
 namespace cw {
@@ -119,6 +121,21 @@ private:
 };
 
 CpuBackend& cpu_backend();
+
+// ---- the OpenMP thread team (engine/cpu/threads.cpp) ----------------------------------------------------------
+// Results never depend on the number of threads: every reduction sums fixed-size blocks in a fixed order.
+constexpr int kMaxCpuThreads = 1024;
+// `text` as a thread count in [1, kMaxCpuThreads]; otherwise an Error naming `name` and the text.
+int parse_thread_count(const std::string& name, const char* text);
+// The cores this process may use: its CPU affinity, capped by a cgroup CPU quota.
+int available_cores();
+// CLASSWISE_THREADS (an Error if malformed), else 0 when OMP_NUM_THREADS is set (libgomp applied it), else
+// available_cores().
+int cpu_threads_from_environment();
+// Applies cpu_threads_from_environment(); cpu_backend() calls it once, on first use.
+void configure_cpu_threads();
+void set_cpu_threads(int n);  // for this thread's later parallel regions (tests, tools)
+int cpu_threads();
 
 // Below this many elements a loop runs on one thread: waking the team costs more than it saves.
 constexpr int64_t kParallelGrain = 1 << 15;

@@ -2,9 +2,8 @@
 #include <cmath>
 #include <vector>
 
-#include <omp.h>
-
 #include "engine/cpu/cpu_backend.h"
+#include "engine/cpu/ordered_sum.h"
 
 namespace cw {
 
@@ -16,6 +15,9 @@ void map_n(int64_t n, F f) {
 #pragma omp parallel for schedule(static) if (n > kParallelGrain)
     for (int64_t i = 0; i < n; ++i) f(i);
 }
+
+// sum_to's fixed number of row groups (a multiple of the common thread counts 2, 4 and 8).
+constexpr int64_t kSumToGroups = 8;
 
 inline float sign_of(float v) { return static_cast<float>((v > 0) - (v < 0)); }
 inline float sigmoid(float v) { return v >= 0 ? 1.f / (1.f + std::exp(-v)) : std::exp(v) / (1.f + std::exp(v)); }
@@ -74,7 +76,9 @@ void CpuBackend::unary(UnaryOp op, const float* x, float* y, int64_t n, float a,
         case UnaryOp::Sqrt: map_n(n, [=](int64_t i) { y[i] = std::sqrt(x[i]); }); break;
         case UnaryOp::Abs: map_n(n, [=](int64_t i) { y[i] = std::fabs(x[i]); }); break;
         case UnaryOp::Sign: map_n(n, [=](int64_t i) { y[i] = sign_of(x[i]); }); break;
-        case UnaryOp::Relu: map_n(n, [=](int64_t i) { const float v = x[i]; y[i] = v > 0 ? v : 0.f; }); break;
+        // Written so that a NaN input fails the comparison and comes out as NaN, as in PyTorch: a NaN weight must
+        // show in the output instead of being turned into 0 by the first ReLU or clamp.
+        case UnaryOp::Relu: map_n(n, [=](int64_t i) { const float v = x[i]; y[i] = v <= 0 ? 0.f : v; }); break;
         case UnaryOp::LeakyRelu: map_n(n, [=](int64_t i) { y[i] = x[i] > 0 ? x[i] : a * x[i]; }); break;
         case UnaryOp::Sigmoid: map_n(n, [=](int64_t i) { y[i] = sigmoid(x[i]); }); break;
         case UnaryOp::Tanh: map_n(n, [=](int64_t i) { y[i] = std::tanh(x[i]); }); break;
@@ -82,7 +86,9 @@ void CpuBackend::unary(UnaryOp op, const float* x, float* y, int64_t n, float a,
         case UnaryOp::AddScalar: map_n(n, [=](int64_t i) { y[i] = x[i] + a; }); break;
         case UnaryOp::MulScalar: map_n(n, [=](int64_t i) { y[i] = x[i] * a; }); break;
         case UnaryOp::RSubScalar: map_n(n, [=](int64_t i) { y[i] = a - x[i]; }); break;
-        case UnaryOp::Clamp: map_n(n, [=](int64_t i) { y[i] = std::fmin(std::fmax(x[i], a), b); }); break;
+        case UnaryOp::Clamp:
+            map_n(n, [=](int64_t i) { const float v = x[i], lo = v < a ? a : v; y[i] = lo > b ? b : lo; });
+            break;
     }
 }
 
@@ -96,7 +102,9 @@ void CpuBackend::unary_backward(UnaryOp op, const float* x, const float* y, cons
         case UnaryOp::Sqrt: map_n(n, [=](int64_t i) { gx[i] = gy[i] * 0.5f / y[i]; }); break;
         case UnaryOp::Abs: map_n(n, [=](int64_t i) { gx[i] = gy[i] * sign_of(x[i]); }); break;
         case UnaryOp::Sign: map_n(n, [=](int64_t i) { gx[i] = 0.f; }); break;
-        case UnaryOp::Relu: map_n(n, [=](int64_t i) { const float g = gy[i]; gx[i] = x[i] > 0 ? g : 0.f; }); break;
+        // PyTorch's threshold_backward (x <= 0 ? 0 : g): at a NaN input the gradient passes; leaky ReLU's takes the
+        // slope and clamp's is 0 there (checked against torch 1.13).
+        case UnaryOp::Relu: map_n(n, [=](int64_t i) { const float g = gy[i]; gx[i] = x[i] <= 0 ? 0.f : g; }); break;
         case UnaryOp::LeakyRelu: map_n(n, [=](int64_t i) { const float g = gy[i]; gx[i] = x[i] > 0 ? g : a * g; }); break;
         case UnaryOp::Sigmoid: map_n(n, [=](int64_t i) { gx[i] = gy[i] * y[i] * (1.f - y[i]); }); break;
         case UnaryOp::Tanh: map_n(n, [=](int64_t i) { gx[i] = gy[i] * (1.f - y[i] * y[i]); }); break;
@@ -146,12 +154,17 @@ void CpuBackend::binary_backward(BinaryOp op, const float* a, const float* b, co
 }
 
 void CpuBackend::sum_to(const float* x, float* y, const BroadcastIndex& bi, int64_t y_numel) {
-    // Different output rows may land on the same y element, so each thread sums into its own copy of y
-    // when y is small (the usual case: bias or per-channel gradients), and the copies are added up.
-    const int threads = omp_get_max_threads();
+    // Different output rows may land on the same y element. Large inputs are cut into a fixed number of groups of
+    // consecutive rows (never the thread count: the sums would round differently on another machine); each group
+    // sums into its own copy of y when y is small (the usual case: bias or per-channel gradients), and the copies
+    // are added in group order.
     const int64_t total = bi.numel();
-    const bool parallel = total > kParallelGrain && threads > 1 && y_numel * threads <= (int64_t(1) << 22);
-    if (!parallel) {
+    const int nd = bi.ndim;
+    const int64_t len = nd ? bi.out_shape[nd - 1] : 1;
+    const int64_t rows = len ? total / len : 0;
+    const int64_t groups = total > kParallelGrain && y_numel * kSumToGroups <= (int64_t(1) << 22)
+                               ? std::min<int64_t>(rows, kSumToGroups) : 1;
+    if (groups <= 1 || nd == 0) {
         fill(y, 0.f, y_numel);
         for_each_row(bi, false, [&](int64_t xo, int64_t yo, int64_t, int64_t len, int64_t ys, int64_t) {
             if (ys == 0) {
@@ -164,16 +177,12 @@ void CpuBackend::sum_to(const float* x, float* y, const BroadcastIndex& bi, int6
         });
         return;
     }
-    std::vector<float> partial(static_cast<size_t>(y_numel * threads), 0.f);
-    const int nd = bi.ndim;
-    const int64_t len = bi.out_shape[nd - 1];
-    const int64_t rows = total / len;
+    std::vector<float> partial(static_cast<size_t>(y_numel * groups), 0.f);
     const int64_t ys = bi.a_stride[nd - 1];
-#pragma omp parallel
-    {
-        float* mine = partial.data() + static_cast<size_t>(omp_get_thread_num()) * y_numel;
-#pragma omp for schedule(static)
-        for (int64_t r = 0; r < rows; ++r) {
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t grp = 0; grp < groups; ++grp) {
+        float* mine = partial.data() + grp * y_numel;
+        for (int64_t r = part_begin(grp, groups, rows); r < part_begin(grp + 1, groups, rows); ++r) {
             int64_t rem = r, yo = 0;
             for (int d = nd - 2; d >= 0; --d) {
                 yo += (rem % bi.out_shape[d]) * bi.a_stride[d];
@@ -191,7 +200,7 @@ void CpuBackend::sum_to(const float* x, float* y, const BroadcastIndex& bi, int6
     }
     for (int64_t i = 0; i < y_numel; ++i) {
         float s = 0;
-        for (int t = 0; t < threads; ++t) s += partial[static_cast<size_t>(t * y_numel + i)];
+        for (int64_t grp = 0; grp < groups; ++grp) s += partial[static_cast<size_t>(grp * y_numel + i)];
         y[i] = s;
     }
 }

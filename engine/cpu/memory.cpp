@@ -91,7 +91,7 @@ void CpuBackend::add_i32(int32_t* y, int32_t value, int64_t n) {
 }
 
 CpuBackend& cpu_backend() {
-    static CpuBackend* b = new CpuBackend;
+    static CpuBackend* b = (configure_cpu_threads(), new CpuBackend);  // retried (and rethrown) if it throws
     return *b;
 }
 

@@ -5,21 +5,24 @@
 #include <vector>
 
 #include "engine/cpu/cpu_backend.h"
+#include "engine/cpu/ordered_sum.h"
 
 namespace cw {
 
 void CpuBackend::sum_all(const float* x, float* y, int64_t n) {
-    double s = 0;
-#pragma omp parallel for reduction(+ : s) schedule(static) if (n > kParallelGrain)
-    for (int64_t i = 0; i < n; ++i) s += x[i];
-    y[0] = static_cast<float>(s);
+    y[0] = static_cast<float>(ordered_sum(n, [x](int64_t b, int64_t e) {
+        double s = 0;
+        for (int64_t i = b; i < e; ++i) s += x[i];
+        return s;
+    }));
 }
 
 float CpuBackend::sum_squares(const float* x, int64_t n) {
-    double s = 0;
-#pragma omp parallel for reduction(+ : s) schedule(static) if (n > kParallelGrain)
-    for (int64_t i = 0; i < n; ++i) s += static_cast<double>(x[i]) * x[i];
-    return static_cast<float>(s);
+    return static_cast<float>(ordered_sum(n, [x](int64_t b, int64_t e) {
+        double s = 0;
+        for (int64_t i = b; i < e; ++i) s += static_cast<double>(x[i]) * x[i];
+        return s;
+    }));
 }
 
 int64_t CpuBackend::count_nonfinite(const float* x, int64_t n) {

@@ -10,11 +10,11 @@
 #include "engine/cpu/winograd.h"
 
 #include <cblas.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <vector>
 
+#include "engine/cpu/ordered_sum.h"
 #include "engine/cpu/scratch.h"
 #include "engine/cpu/winograd_transforms.h"
 
@@ -40,6 +40,15 @@ struct Block {
     int64_t n0, nb, cols;
 };
 
+// At least this many blocks when the batch allows, so that every thread gets work; a constant, not the thread
+// count, because the filter gradient's sums follow the blocks and must round the same on every machine.
+constexpr int64_t kMinBlocks = 8;
+
+// The filter gradient sums its blocks into at most this many partial sums (each 16 * k * c floats, capped in
+// total by kFilterSumFloats), added in order at the end.
+constexpr int64_t kMaxFilterSums = 8;
+constexpr int64_t kFilterSumFloats = int64_t(16) << 20;
+
 // The batch in blocks of whole images.
 struct ImageBlocks {
     int64_t per_block, count;
@@ -48,9 +57,8 @@ struct ImageBlocks {
         return {n0, nb, nb * p.tiles()};
     }
     ImageBlocks(const Problem& p, int64_t target_tiles) {
-        const int64_t threads = omp_get_max_threads();
         per_block = std::max<int64_t>(1, target_tiles / p.tiles());
-        per_block = std::min(per_block, std::max<int64_t>(1, (p.n + threads - 1) / threads));  // a block per thread
+        per_block = std::min(per_block, std::max<int64_t>(1, (p.n + kMinBlocks - 1) / kMinBlocks));
         count = (p.n + per_block - 1) / per_block;
     }
 };
@@ -127,16 +135,16 @@ void backward_filter(const float* x, const float* gy, float* gw, const ConvGeome
     const Problem p{g.n, g.c, g.h, g.w, g.k, g.pad, g.out_h(), g.out_w()};
     const int64_t tiles = p.tiles(), du_size = kPlanes * g.k * g.c;
     const ImageBlocks blocks(p, kTargetTilesPerBlock);
-    // Each thread sums its blocks into its own dU; the partial sums are added afterwards. Static scheduling fixes
-    // which blocks each thread sums, so the rounding, and a training run, repeat bit for bit.
-    const int64_t threads = omp_get_max_threads();
-    float* du = grown(t_filter_sums, threads * du_size);
-#pragma omp parallel
-    {
-        float* mine = du + omp_get_thread_num() * du_size;
-        bool first = true;
-#pragma omp for schedule(static)
-        for (int64_t b = 0; b < blocks.count; ++b) {
+    // Consecutive blocks are summed into one of `sums` partial dU (a power of two, so common thread counts share
+    // them evenly), which are added in order: the rounding depends on the problem only, never on the threads.
+    int64_t sums = std::max<int64_t>(1, std::min({kMaxFilterSums, blocks.count, kFilterSumFloats / du_size}));
+    while (sums & (sums - 1)) sums &= sums - 1;
+    float* du = grown(t_filter_sums, sums * du_size);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t part = 0; part < sums; ++part) {
+        float* mine = du + part * du_size;
+        const int64_t first_block = part_begin(part, sums, blocks.count), end_block = part_begin(part + 1, sums, blocks.count);
+        for (int64_t b = first_block; b < end_block; ++b) {
             const Block blk = blocks.at(b, p);
             const int64_t n0 = blk.n0, nb = blk.nb, cols = blk.cols;
             Workspace& ws = t_ws;
@@ -149,16 +157,15 @@ void backward_filter(const float* x, const float* gy, float* gw, const ConvGeome
                                                     p.tiles_h(), p.tiles_w(), dm + k * cols + nn * tiles,
                                                     p.cout * cols, rows);
             for (int64_t xi = 0; xi < kPlanes; ++xi)
-                gemm(true, p.cout, p.cin, cols, dm + xi * p.cout * cols, v + xi * p.cin * cols, first ? 0.f : 1.f,
-                     mine + xi * p.cout * p.cin);
-            first = false;
+                gemm(true, p.cout, p.cin, cols, dm + xi * p.cout * cols, v + xi * p.cin * cols,
+                     b == first_block ? 0.f : 1.f, mine + xi * p.cout * p.cin);
         }
-        if (first) std::fill(mine, mine + du_size, 0.f);  // this thread got no block
+        if (first_block == end_block) std::fill(mine, mine + du_size, 0.f);  // an empty batch
     }
     float* total = du;
 #pragma omp parallel for schedule(static) if (du_size > (1 << 15))
     for (int64_t i = 0; i < du_size; ++i)
-        for (int64_t t = 1; t < threads; ++t) total[i] += total[t * du_size + i];
+        for (int64_t part = 1; part < sums; ++part) total[i] += total[part * du_size + i];
     filter_gradients_from_transform(total, gw, g.k, g.c, accumulate);
 }
 

@@ -1,7 +1,7 @@
 // Elementwise kernels: unary maps and their gradients, broadcasting binary maps and their gradients, the
 // reduction of a broadcast gradient back to its operand (sum_to), axpy and masked_scale. Formulas and evaluation
 // order follow engine/cpu/elementwise.cpp (sign(0) = 0, the clamp gradient passes at the bounds, min/max ties
-// send the gradient to a, fmin/fmax ignore NaN).
+// send the gradient to a, fmin/fmax ignore NaN; relu, leaky relu and clamp pass a NaN input through).
 #include "engine/cuda/backend_cuda.h"
 #include "engine/cuda/common.cuh"
 #include "engine/cuda/index_math.h"
@@ -29,7 +29,8 @@ __global__ void unary_kernel(UnaryOp op, const float* x, float* y, int64_t n, fl
             case UnaryOp::Sqrt: r = sqrtf(v); break;
             case UnaryOp::Abs: r = fabsf(v); break;
             case UnaryOp::Sign: r = sign_of(v); break;
-            case UnaryOp::Relu: r = v > 0.f ? v : 0.f; break;
+            // NaN fails every comparison and passes through, as in PyTorch (and the CPU backend).
+            case UnaryOp::Relu: r = v <= 0.f ? 0.f : v; break;
             case UnaryOp::LeakyRelu: r = v > 0.f ? v : a * v; break;
             case UnaryOp::Sigmoid: r = sigmoid_of(v); break;
             case UnaryOp::Tanh: r = tanhf(v); break;
@@ -37,7 +38,11 @@ __global__ void unary_kernel(UnaryOp op, const float* x, float* y, int64_t n, fl
             case UnaryOp::AddScalar: r = v + a; break;
             case UnaryOp::MulScalar: r = v * a; break;
             case UnaryOp::RSubScalar: r = a - v; break;
-            case UnaryOp::Clamp: r = fminf(fmaxf(v, a), b); break;
+            case UnaryOp::Clamp: {
+                const float lo = v < a ? a : v;  // not fmaxf/fminf: they would replace a NaN by a bound
+                r = lo > b ? b : lo;
+                break;
+            }
         }
         y[i] = r;
     }
@@ -57,7 +62,7 @@ __global__ void unary_backward_kernel(UnaryOp op, const float* x, const float* y
             case UnaryOp::Sqrt: r = g * 0.5f / y[i]; break;
             case UnaryOp::Abs: r = g * sign_of(x[i]); break;
             case UnaryOp::Sign: r = 0.f; break;
-            case UnaryOp::Relu: r = x[i] > 0.f ? g : 0.f; break;
+            case UnaryOp::Relu: r = x[i] <= 0.f ? 0.f : g; break;  // NaN input: the gradient passes (PyTorch)
             case UnaryOp::LeakyRelu: r = x[i] > 0.f ? g : a * g; break;
             case UnaryOp::Sigmoid: r = g * y[i] * (1.f - y[i]); break;
             case UnaryOp::Tanh: r = g * (1.f - __fmul_rn(y[i], y[i])); break;  // y*y rounded, as the CPU
