@@ -569,8 +569,7 @@ TEST_CASE("GPU parity: max and average pooling", "[cuda]") {
 }
 
 TEST_CASE("GPU parity: NaN through relu, leaky relu, clamp and max-pool, forward and backward", "[cuda][nan]") {
-    std::string why;
-    if (!cw::cuda_available(&why)) CW_SKIP("no usable GPU: " + why);
+    CW_SKIP_WITHOUT_GPU();
     // A NaN every seventh element: relu/leaky/clamp outputs and gradients at NaN (tests/test_nan_propagation.cpp
     // has PyTorch's values), and max-pool windows with one NaN, two NaNs, or none.
     Tensor x = randn({2, 3, 9, 8}, 5, 1.f, false);
