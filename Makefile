@@ -52,7 +52,9 @@ TEST_OBJS := $(TEST_SRCS:%.cpp=$(BUILD)/%.o)
 TEST_BIN := $(BUILD)/tests/classwise_tests
 
 .PHONY: all test bench fuzz clean data
-.SECONDARY:
+# Keep the objects that pattern chains make on the way to a binary (make would delete them as intermediates). Only
+# those: a global .SECONDARY would also stop make from rebuilding a missing test or library object.
+.SECONDARY: $(EXP_SRCS:%.cpp=$(BUILD)/%.o) $(TOOL_SRCS:%.cpp=$(BUILD)/%.o) $(BENCH_SRCS:%.cpp=$(BUILD)/%.o)
 all: $(LIB) $(EXP_BINS) $(TOOL_BINS) $(CUDA_PLUGIN)
 
 $(BUILD)/%.o: %.cpp
