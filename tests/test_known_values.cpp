@@ -5,6 +5,7 @@
 #include "tests/test_util.h"
 
 #include "engine/backend.h"
+#include "engine/ops/op_util.h"
 
 using namespace cw;
 using namespace cw_test;
@@ -166,4 +167,12 @@ TEST_CASE("conv backward kernels: combined call equals the separate ones; filter
     k.conv2d_backward_filter(x.f32(), gy.f32(), gw2.f32(), g, /*accumulate=*/true);
     require_close(gx2.to_vector(), gx1.to_vector(), 1e-6);
     require_close(gw2.to_vector(), add(gw1, 1.f).to_vector(), 1e-5);
+}
+
+TEST_CASE("summing a gradient down to a shape that does not broadcast is a ShapeError, not a stray write", "[known]") {
+    const Tensor x = Tensor::ones({2, 3, 4});
+    REQUIRE(detail::sum_to_shape(x, {1, 3, 1}).to_vector() == std::vector<float>{8, 8, 8});
+    REQUIRE(detail::sum_to_shape(x, {}).item() == 24.f);
+    REQUIRE_THROWS_WITH(detail::sum_to_shape(x, {3, 4}), Catch::Contains("cannot be summed down to [3, 4]"));
+    REQUIRE_THROWS_WITH(detail::sum_to_shape(x, {2, 2, 4}), Catch::Contains("cannot be summed down to [2, 2, 4]"));
 }

@@ -88,6 +88,10 @@ BroadcastIndex broadcast_index(const char* op, const Shape& a, const Shape& b, S
 }
 
 BroadcastIndex reduce_index(const Shape& target, const Shape& out) {
+    // Only a 0-d target or one of equal rank broadcasts (ops.h); anything else would index past the target.
+    bool fits = target.empty() || target.size() == out.size();
+    for (size_t d = 0; fits && !target.empty() && d < out.size(); ++d) fits = target[d] == 1 || target[d] == out[d];
+    if (!fits) throw ShapeError("sum_to: " + shape_str(out) + " cannot be summed down to " + shape_str(target));
     Shape t_full = target.empty() ? Shape(out.size(), 1) : target;
     std::vector<int64_t> ts(out.size(), 0), zero(out.size(), 0);
     contiguous_strides(t_full, ts.data());
