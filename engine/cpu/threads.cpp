@@ -11,7 +11,8 @@
 // too late; one from the executable's .preinit_array (which runs before every shared library's constructor) is
 // undone, because libc's own initialisation then re-installs the original environment. So the .preinit_array
 // entry re-executes the program once with GOMP_SPINCOUNT=1000 added (same pid, arguments and descriptors),
-// unless the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT; if the re-execution fails, the program goes on as it is.
+// unless the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT or the program runs under valgrind; if the re-execution
+// fails, the program goes on as it is.
 
 // Size. CLASSWISE_THREADS if set, else OMP_NUM_THREADS if set, else the cores this process may run on: its CPU
 // affinity, capped by a cgroup CPU quota (a container given 2 CPUs of a 64-core host).
@@ -43,11 +44,20 @@ bool starts_with(const char* s, const char* prefix) {
     return true;
 }
 
+bool contains(const char* s, const char* part) {
+    for (; *s; ++s)
+        if (starts_with(s, part)) return true;
+    return false;
+}
+
 void reexec_with_short_spinning(int, char** argv, char** envp) {
     if (!argv || !argv[0] || !envp) return;
     int n = 0;
-    for (; envp[n]; ++n)
+    for (; envp[n]; ++n) {
         if (starts_with(envp[n], "OMP_WAIT_POLICY=") || starts_with(envp[n], "GOMP_SPINCOUNT=")) return;
+        // Under valgrind /proc/self/exe is valgrind's tool, not this program: re-executing would stop the run.
+        if (starts_with(envp[n], "LD_PRELOAD=") && contains(envp[n], "vgpreload")) return;
+    }
     static char spin[] = "GOMP_SPINCOUNT=1000";
     char** env = static_cast<char**>(__builtin_alloca(sizeof(char*) * (n + 2)));
     for (int i = 0; i < n; ++i) env[i] = envp[i];
