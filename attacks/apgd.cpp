@@ -39,15 +39,7 @@ Perturbation Apgd::perturb(AttackContext& ctx) {
         const Objective J = make_objective(c_.loss == ApgdLoss::CE ? AttackObjective::CrossEntropy : AttackObjective::Dlr,
                                            y, ctx.device());
         const ApgdRunResult run = apgd_run(ctx.model, take_rows(ctx.x, idx), eps, J, {c_.norm, c_.n_iter, c_.rho}, ctx.rng);
-        const std::vector<float> still = run.robust.to_vector();
-        std::vector<int64_t> broken_rows, broken_at;
-        for (size_t k = 0; k < idx.size(); ++k) {
-            if (still[k] != 0.f) continue;
-            robust[idx[k]] = 0;
-            broken_rows.push_back(idx[k]);
-            broken_at.push_back(static_cast<int64_t>(k));
-        }
-        put_rows_(p.x_adv, broken_rows, take_rows(run.x_best_adv, broken_at));
+        adopt_broken(p.x_adv, robust, idx, run.x_best_adv, run.broken());
     }
     return p;
 }

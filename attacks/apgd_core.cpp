@@ -19,10 +19,16 @@ std::vector<int> ApgdSchedule::check_iterations(int n_iter) const {
     return out;
 }
 
+std::vector<uint8_t> ApgdRunResult::broken() const {
+    std::vector<uint8_t> out;
+    for (float r : robust.to_vector()) out.push_back(r == 0.f);
+    return out;
+}
+
 namespace {
 // x0 = x + ε_i·t/||t||: L∞: t ~ U(−1,1), ||·||_∞; L2: t ~ N(0, I), ||·||₂ + 1e-12; then box-clipped.
 Tensor initial_point(const Tensor& x, const std::vector<float>& eps, Norm norm, Rng& rng) {
-    const int64_t n = x.size(0), dim = x.numel() / n;
+    const int64_t n = x.size(0), dim = values_per_sample(x);
     std::vector<float> t(static_cast<size_t>(n * dim));
     if (norm == Norm::Linf) {
         for (float& v : t) v = rng.uniform(-1.f, 1.f);

@@ -21,6 +21,7 @@ struct ApgdSettings {
 struct ApgdRunResult {
     Tensor x_best_adv;           // last misclassified iterate (x0 for samples never misclassified), on the device
     Tensor robust;               // [n] 1 while correctly classified at every iterate, on the device
+    std::vector<uint8_t> broken() const;   // host flags: misclassified at some iterate
 };
 
 // Checkpoint lengths: first max(⌊0.22N⌋,1), then shrinking by max(⌊0.03N⌋,1) down to max(⌊0.06N⌋,1).

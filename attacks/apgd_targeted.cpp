@@ -37,10 +37,8 @@ Perturbation ApgdTargeted::perturb(AttackContext& ctx) {
         const Objective J = make_objective(AttackObjective::DlrTargeted, round.y, ctx.device(), round.targets);
         ApgdRunResult run = apgd_run(ctx.model, take_rows(ctx.x, round.rows), round.eps, J,
                                      {c_.norm, c_.n_iter, c_.rho}, ctx.rng);
-        adv = std::move(run.x_best_adv);
-        std::vector<uint8_t> broken;
-        for (float r : run.robust.to_vector()) broken.push_back(r == 0.f);
-        return broken;
+        adv = run.x_best_adv;
+        return run.broken();
     });
 }
 

@@ -67,6 +67,18 @@ Tensor AttackContext::per_sample_tensor(const std::vector<float>& v) const {
     return Tensor::from_vector(v, {static_cast<int64_t>(v.size())}, device());
 }
 
+void adopt_broken(Tensor& x_adv, std::vector<uint8_t>& robust, const std::vector<int64_t>& rows, const Tensor& adv,
+                  const std::vector<uint8_t>& broken) {
+    std::vector<int64_t> into, from;
+    for (size_t k = 0; k < rows.size(); ++k) {
+        if (!broken[k]) continue;
+        robust[rows[k]] = 0;
+        into.push_back(rows[k]);
+        from.push_back(static_cast<int64_t>(k));
+    }
+    put_rows_(x_adv, into, take_rows(adv, from));
+}
+
 namespace {
 void check_inputs(const std::string& who, const Tensor& x, const Tensor& y, const PerSample& ps) {
     CW_CHECK(x.ndim() == 4, ShapeError, who + ": expected images [N, C, H, W], got " + x.describe());

@@ -123,6 +123,11 @@ private:
     bool announced_ = false;
 };
 
+// A sub-run on rows `rows` of the batch returned `adv` (one row each): the samples it broke take their point into
+// x_adv and leave the robust pool (APGD restarts, targeted rounds, ensemble stages).
+void adopt_broken(Tensor& x_adv, std::vector<uint8_t>& robust, const std::vector<int64_t>& rows, const Tensor& adv,
+                  const std::vector<uint8_t>& broken);
+
 // Sets the model's mode for the lifetime of the scope and restores the previous one.
 class ModeScope {
 public:

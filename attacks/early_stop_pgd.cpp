@@ -52,7 +52,7 @@ void EarlyStopPgd::step(Tensor& x_adv, const Tensor& grad, const Tensor& x_nat, 
         attack_step_(AttackNorm::Linf, x_adv, grad, x_nat, eps, alpha);
         return;
     }
-    const int64_t n = x_adv.size(0), dim = x_adv.numel() / n;
+    const int64_t n = x_adv.size(0), dim = values_per_sample(x_adv);
     std::vector<float> noise(static_cast<size_t>(n * dim), 0.f);
     for (int64_t i = 0; i < n; ++i)
         if (moving[i])

@@ -76,14 +76,7 @@ Perturbation Ensemble::perturb(AttackContext& ctx) {
         const StageResult s = run_stage(k, ctx.model.module(), ctx.x, ctx.y, robust, seed, ctx.per_sample);
         if (!s.sanity.empty() && log())
             *log() << "warning: " << parts_[k]->name() << " returned a bad point: " << s.sanity << "\n";
-        std::vector<int64_t> rows, at;
-        for (size_t j = 0; j < s.attacked.size(); ++j) {
-            if (!s.broken[j]) continue;
-            robust[s.attacked[j]] = 0;
-            rows.push_back(s.attacked[j]);
-            at.push_back(static_cast<int64_t>(j));
-        }
-        put_rows_(p.x_adv, rows, take_rows(s.x_adv, at));
+        adopt_broken(p.x_adv, robust, s.attacked, s.x_adv, s.broken);
     }
     return p;
 }

@@ -20,10 +20,8 @@ Perturbation Fgsm::perturb(AttackContext& ctx) {
     // Both directions as one ascent: untargeted ascends CE(·, y), targeted ascends −CE(·, t).
     Objective J{AttackObjective::CrossEntropy, ctx.labels, {}, 0.f};
     if (c_.targeted) {
-        const int64_t C = ctx.model.num_classes(ctx.x);
-        for (int64_t i = 0; i < ctx.n(); ++i) target(i, C);
         J.kind = AttackObjective::TargetCrossEntropy;
-        J.targets = Tensor::from_labels(target.all(), ctx.device());
+        J.targets = target.all_on(ctx.model.num_classes(ctx.x), ctx.device());
     }
     const Evaluation e = ctx.model.value_and_grad(ctx.x, J);
     NoGradGuard bookkeeping;

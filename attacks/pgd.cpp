@@ -74,9 +74,7 @@ Objective Pgd::objective(AttackContext& ctx, TargetChoice& target) const {
         return J;
     }
     J.kind = c_.loss == PgdLoss::CE ? AttackObjective::TargetCrossEntropy : AttackObjective::TargetMargin;
-    const int64_t C = ctx.model.num_classes(ctx.x);
-    for (int64_t i = 0; i < ctx.n(); ++i) target(i, C);
-    J.targets = Tensor::from_labels(target.all(), ctx.device());
+    J.targets = target.all_on(ctx.model.num_classes(ctx.x), ctx.device());
     return J;
 }
 

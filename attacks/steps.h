@@ -17,17 +17,20 @@ std::vector<float> uniform_radius_l2_noise(int64_t n, int64_t dim, const std::ve
 // δ = σ·N(0, I) (TRADES / MART: σ = 0.001).
 std::vector<float> normal_noise(int64_t n, int64_t dim, float sigma, Rng& rng);
 
+// C·H·W of a batch x [N, C, H, W] (0 for an empty batch).
+inline int64_t values_per_sample(const Tensor& x) { return x.size(0) ? x.numel() / x.size(0) : 0; }
+
 // clip_box(x + δ) on x's device.
 Tensor perturbed(const Tensor& x, const std::vector<float>& delta);
 
 inline Tensor uniform_linf_start(const Tensor& x, const std::vector<float>& eps, Rng& rng) {
-    return perturbed(x, uniform_linf_noise(x.size(0), x.numel() / std::max<int64_t>(x.size(0), 1), eps, rng));
+    return perturbed(x, uniform_linf_noise(x.size(0), values_per_sample(x), eps, rng));
 }
 inline Tensor uniform_radius_l2_start(const Tensor& x, const std::vector<float>& eps, Rng& rng) {
-    return perturbed(x, uniform_radius_l2_noise(x.size(0), x.numel() / std::max<int64_t>(x.size(0), 1), eps, rng));
+    return perturbed(x, uniform_radius_l2_noise(x.size(0), values_per_sample(x), eps, rng));
 }
 inline Tensor normal_start(const Tensor& x, float sigma, Rng& rng) {
-    return perturbed(x, normal_noise(x.size(0), x.numel() / std::max<int64_t>(x.size(0), 1), sigma, rng));
+    return perturbed(x, normal_noise(x.size(0), values_per_sample(x), sigma, rng));
 }
 // The host form of the L∞ start (the same draws): x + δ, box-clipped.
 Images uniform_linf_start(const Images& x, const std::vector<float>& eps, Rng& rng);

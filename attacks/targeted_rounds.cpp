@@ -27,14 +27,7 @@ Perturbation run_targeted_rounds(AttackContext& ctx, const ModelOutput& clean, i
             }
             Tensor adv;
             const std::vector<uint8_t> broken = run(round, adv);
-            std::vector<int64_t> rows, at;
-            for (size_t k = 0; k < round.rows.size(); ++k) {
-                if (!broken[k]) continue;
-                robust[round.rows[k]] = 0;
-                rows.push_back(round.rows[k]);
-                at.push_back(static_cast<int64_t>(k));
-            }
-            put_rows_(p.x_adv, rows, take_rows(adv, at));
+            adopt_broken(p.x_adv, robust, round.rows, adv, broken);
         }
     }
     return p;

@@ -33,4 +33,9 @@ int32_t TargetChoice::operator()(int64_t i, int64_t num_classes) {
     return t_[i];
 }
 
+Tensor TargetChoice::all_on(int64_t num_classes, Device device) {
+    for (size_t i = 0; i < y_.size(); ++i) (*this)(static_cast<int64_t>(i), num_classes);
+    return Tensor::from_labels(t_, device);
+}
+
 }  // namespace cw::attacks

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/rng.h"
+#include "engine/tensor.h"
 
 namespace cw::attacks {
 
@@ -17,6 +18,8 @@ public:
     // `fixed` (one per sample) wins; otherwise random targets ≠ y from `rng`.
     TargetChoice(const std::vector<int32_t>& y, std::vector<int32_t> fixed, Rng& rng);
     int32_t operator()(int64_t i, int64_t num_classes);
+    // Every sample's target for a `num_classes`-class model (drawn now if not fixed), on `device`.
+    Tensor all_on(int64_t num_classes, Device device);
     // The targets used (empty if none was requested yet).
     const std::vector<int32_t>& all() const { return t_; }
 

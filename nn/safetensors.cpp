@@ -507,41 +507,50 @@ TensorRecord from_f32(const std::vector<float>& values, const std::vector<int64_
     return t;
 }
 
-std::vector<float> to_f32(const TensorRecord& t, const std::string& context) {
+namespace {
+// Calls f(i, value) for every value of a float record read as F32 (F16 / BF16 / F64 converted), with the dtype
+// switch outside the loops: to_f32 and count_nonfinite decode the same way and neither copies twice.
+template <class F>
+void for_each_f32(const TensorRecord& t, const std::string& context, F f) {
     const uint64_t n = numel(t.shape, context);
     if (t.bytes.size() != byte_count(t, context))
         fail(context, "has " + std::to_string(t.bytes.size()) + " bytes, inconsistent with its " +
                           dtype_name(t.dtype) + " shape");
-    std::vector<float> out(n);
     const uint8_t* p = t.bytes.data();
     switch (t.dtype) {
     case DType::F32:
-        for (size_t i = 0; i < n; ++i) out[i] = bits_to_float(static_cast<uint32_t>(load_le(p + 4 * i, 4)));
+        for (size_t i = 0; i < n; ++i) f(i, bits_to_float(static_cast<uint32_t>(load_le(p + 4 * i, 4))));
         break;
     case DType::F16:
-        for (size_t i = 0; i < n; ++i) out[i] = half_to_float(static_cast<uint16_t>(load_le(p + 2 * i, 2)));
+        for (size_t i = 0; i < n; ++i) f(i, half_to_float(static_cast<uint16_t>(load_le(p + 2 * i, 2))));
         break;
     case DType::BF16:  // the top half of an IEEE float
-        for (size_t i = 0; i < n; ++i) out[i] = bits_to_float(static_cast<uint32_t>(load_le(p + 2 * i, 2)) << 16);
+        for (size_t i = 0; i < n; ++i) f(i, bits_to_float(static_cast<uint32_t>(load_le(p + 2 * i, 2)) << 16));
         break;
     case DType::F64:
         for (size_t i = 0; i < n; ++i) {
             const uint64_t bits = load_le(p + 8 * i, 8);
             double d;
             std::memcpy(&d, &bits, 8);
-            out[i] = static_cast<float>(d);
+            f(i, static_cast<float>(d));
         }
         break;
     default:
         fail(context, std::string("has dtype ") + dtype_name(t.dtype) + ", expected F32, F16, BF16 or F64");
     }
+}
+}  // namespace
+
+std::vector<float> to_f32(const TensorRecord& t, const std::string& context) {
+    std::vector<float> out(numel(t.shape, context));
+    for_each_f32(t, context, [&out](size_t i, float v) { out[i] = v; });
     return out;
 }
 
 uint64_t count_nonfinite(const TensorRecord& t, const std::string& context) {
     if (t.dtype != DType::F32 && t.dtype != DType::F16 && t.dtype != DType::BF16 && t.dtype != DType::F64) return 0;
     uint64_t bad = 0;
-    for (float v : to_f32(t, context)) bad += !std::isfinite(v);
+    for_each_f32(t, context, [&bad](size_t, float v) { bad += !std::isfinite(v); });
     return bad;
 }
 
