@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "attacks/evaluator.h"
+#include "eval/evaluator.h"
 #include "attacks/registry.h"
 #include "datasets/augment.h"
 #include "datasets/loader.h"
@@ -214,7 +214,7 @@ int main(int argc, char** argv) {
         // ---- per-class audit ------------------------------------------------------------------------------------
         model->eval();
         const int64_t n = std::min<int64_t>(f.eval_n, test->size());
-        std::vector<attacks::EvalBatch> batches;
+        std::vector<eval::EvalBatch> batches;
         for (int64_t s = 0; s < n; s += f.batch_size) {
             std::vector<int64_t> idx;
             for (int64_t i = s; i < std::min<int64_t>(n, s + f.batch_size); ++i) idx.push_back(i);
@@ -226,7 +226,7 @@ int main(int argc, char** argv) {
         eval_attack.alpha = f.eps / 8.f;
         auto fgsm = attacks::make_attack("fgsm", eval_attack);
         auto pgd20 = attacks::make_attack("pgd20", eval_attack);
-        attacks::EvalOptions eo;
+        eval::EvalOptions eo;
         eo.info.experiment = "quickstart";
         eo.info.dataset = f.dataset;
         eo.info.split = "test";
@@ -238,7 +238,7 @@ int main(int argc, char** argv) {
         eo.info.classes = test->class_names;
         eo.out_dir = f.out;
         eo.log = &std::cout;
-        auto outcome = attacks::evaluate(*model, attacks::batches_from(std::move(batches)), {fgsm.get(), pgd20.get()}, eo);
+        auto outcome = eval::evaluate(*model, eval::batches_from(std::move(batches)), {fgsm.get(), pgd20.get()}, eo);
         std::cout << "wrote " << f.out << "/results.json, records.csv, last.safetensors\n";
     } catch (const std::exception& e) {
         std::cerr << "quickstart: " << e.what() << "\n";

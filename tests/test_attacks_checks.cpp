@@ -8,14 +8,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attacks/atomic_file.h"
+#include "eval/atomic_file.h"
 #include "attacks/checks.h"
 #include "attacks/ensemble.h"
-#include "attacks/evaluator.h"
+#include "eval/evaluator.h"
 #include "tests/test_attacks_fixture.h"
 
 using namespace cw;
 using namespace cw::attacks;
+using namespace cw::eval;
 using namespace cw_test;
 using Catch::Matchers::Contains;
 namespace fs = std::filesystem;

@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attacks/atomic_file.h"
-#include "attacks/audit.h"
-#include "attacks/eval_records.h"
+#include "eval/atomic_file.h"
+#include "eval/audit.h"
+#include "eval/eval_records.h"
 #include "datasets/batch.h"
 #include "datasets/error.h"
 #include "datasets/registry.h"
@@ -22,7 +22,7 @@
 #include "tests/skip.h"
 
 using namespace cw;
-using namespace cw::attacks;
+using namespace cw::eval;
 namespace fs = std::filesystem;
 
 namespace {

@@ -3,13 +3,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "attacks/evaluator.h"
+#include "eval/evaluator.h"
 #include "attacks/pgd.h"
 #include "tests/test_attacks_fixture.h"
 #include "tests/test_util.h"
 
 using namespace cw;
 using namespace cw::attacks;
+using namespace cw::eval;
 using namespace cw_test;
 
 namespace {

@@ -4,11 +4,11 @@
 
 #include <cmath>
 
-#include "attacks/results_json.h"
+#include "eval/results_json.h"
 #include "fairness/metrics.h"
 
 using namespace cw;
-using namespace cw::attacks;
+using namespace cw::eval;
 using namespace cw::fairness;
 
 namespace {

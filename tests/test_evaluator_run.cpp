@@ -4,15 +4,16 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "attacks/atomic_file.h"
+#include "eval/atomic_file.h"
 #include "attacks/autoattack.h"
-#include "attacks/evaluator.h"
+#include "eval/evaluator.h"
 #include "attacks/fgsm.h"
 #include "attacks/pgd.h"
 #include "tests/test_attacks_fixture.h"
 
 using namespace cw;
 using namespace cw::attacks;
+using namespace cw::eval;
 using namespace cw_test;
 namespace fs = std::filesystem;
 

@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "attacks/eval_records.h"
+#include "eval/eval_records.h"
 
-namespace cw::attacks {
+namespace cw::eval {
 
 struct RunInfo {
     std::string experiment = "audit", dataset, split, arch, checkpoint, method, device;
@@ -34,4 +34,4 @@ nlohmann::json results_json(const RunInfo& info, const EvalRecords& records, con
 const std::vector<std::string>& results_required_fields();
 const std::vector<std::string>& evaluation_required_fields(bool attack);
 
-}  // namespace cw::attacks
+}  // namespace cw::eval

@@ -1,9 +1,9 @@
-#include "attacks/eval_records.h"
+#include "eval/eval_records.h"
 
 #include <sstream>
 #include <stdexcept>
 
-namespace cw::attacks {
+namespace cw::eval {
 
 size_t EvalRecords::attack_position(const std::string& name) const {
     for (size_t a = 0; a < attacks.size(); ++a)
@@ -59,4 +59,4 @@ EvalRecords parse_records_csv(const std::string& text) {
     return r;
 }
 
-}  // namespace cw::attacks
+}  // namespace cw::eval

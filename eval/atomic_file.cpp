@@ -1,4 +1,4 @@
-#include "attacks/atomic_file.h"
+#include "eval/atomic_file.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -10,7 +10,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-namespace cw::attacks {
+namespace cw::eval {
 
 void write_file_atomic(const std::string& path, const std::string& content) {
     namespace fs = std::filesystem;
@@ -50,4 +50,4 @@ std::string read_file_text(const std::string& path) {
     return os.str();
 }
 
-}  // namespace cw::attacks
+}  // namespace cw::eval

@@ -1,8 +1,8 @@
-#include "attacks/eval_state.h"
+#include "eval/eval_state.h"
 
 #include <stdexcept>
 
-namespace cw::attacks {
+namespace cw::eval {
 
 nlohmann::json state_to_json(const EvalState& s) {
     return {{"schema", "classwise.eval_state/1"},
@@ -40,4 +40,4 @@ EvalState state_from_json(const nlohmann::json& j) {
     }
 }
 
-}  // namespace cw::attacks
+}  // namespace cw::eval

@@ -1,4 +1,4 @@
-#include "attacks/evaluator.h"
+#include "eval/evaluator.h"
 
 #include <algorithm>
 #include <chrono>
@@ -7,13 +7,23 @@
 #include <iomanip>
 #include <sstream>
 
-#include "attacks/atomic_file.h"
+#include "eval/atomic_file.h"
 #include "attacks/checks.h"
-#include "attacks/class_table.h"
+#include "eval/class_table.h"
 #include "attacks/ensemble.h"
-#include "attacks/eval_state.h"
+#include "eval/eval_state.h"
 
-namespace cw::attacks {
+namespace cw::eval {
+
+using attacks::Attack;
+using attacks::AttackResult;
+using attacks::Ensemble;
+using attacks::ModeScope;
+using attacks::ModelMode;
+using attacks::ModelOracle;
+using attacks::StageResult;
+using attacks::from_tensor;
+using attacks::model_is_deterministic;
 
 BatchSource batches_from(std::vector<EvalBatch> batches) {
     auto shared = std::make_shared<std::vector<EvalBatch>>(std::move(batches));
@@ -331,4 +341,4 @@ EvalOutcome evaluate(nn::Module& model, const BatchSource& data, const std::vect
     return run.go();
 }
 
-}  // namespace cw::attacks
+}  // namespace cw::eval

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace cw::attacks {
+namespace cw::eval {
 
 struct EvalRecords {
     std::vector<int64_t> index;                    // dataset index of each sample, in evaluation order
@@ -28,4 +28,4 @@ struct EvalRecords {
 std::string records_csv(const EvalRecords& r);
 EvalRecords parse_records_csv(const std::string& text);
 
-}  // namespace cw::attacks
+}  // namespace cw::eval

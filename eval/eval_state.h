@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "attacks/eval_records.h"
+#include "eval/eval_records.h"
 
-namespace cw::attacks {
+namespace cw::eval {
 
 struct EvalState {
     nlohmann::json fingerprint;                    // attack configs, seed, batch count: a resume must match it
@@ -24,4 +24,4 @@ struct EvalState {
 nlohmann::json state_to_json(const EvalState& s);
 EvalState state_from_json(const nlohmann::json& j);   // throws std::runtime_error on a malformed state
 
-}  // namespace cw::attacks
+}  // namespace cw::eval

@@ -1,10 +1,10 @@
-#include "attacks/class_table.h"
+#include "eval/class_table.h"
 
 #include <algorithm>
 #include <iomanip>
 #include <sstream>
 
-namespace cw::attacks {
+namespace cw::eval {
 
 void print_class_table(std::ostream& os, const EvalRecords& r, const std::vector<std::string>& classes) {
     const size_t C = classes.size();
@@ -42,4 +42,4 @@ void print_class_table(std::ostream& os, const EvalRecords& r, const std::vector
     row("overall", -1);
 }
 
-}  // namespace cw::attacks
+}  // namespace cw::eval

@@ -11,7 +11,7 @@
 #include <ostream>
 #include <string>
 
-namespace cw::attacks {
+namespace cw::eval {
 
 // "8/255" or "0.0314"; throws std::invalid_argument naming `flag` on anything else (or a negative value).
 float parse_fraction(const std::string& flag, const std::string& text);
@@ -19,4 +19,4 @@ float parse_fraction(const std::string& flag, const std::string& text);
 // Runs the command; returns the exit status (0 ok, 1 bad flag or failure, with one line on `err`).
 int audit_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 
-}  // namespace cw::attacks
+}  // namespace cw::eval

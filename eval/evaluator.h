@@ -24,10 +24,10 @@
 #include <vector>
 
 #include "attacks/attack.h"
-#include "attacks/eval_records.h"
-#include "attacks/results_json.h"
+#include "eval/eval_records.h"
+#include "eval/results_json.h"
 
-namespace cw::attacks {
+namespace cw::eval {
 
 // A minimal batch so the evaluator does not depend on the datasets module (data::Batch has the same fields).
 struct EvalBatch {
@@ -65,7 +65,7 @@ struct EvalOutcome {
     nlohmann::json results;        // what results.json holds
 };
 
-EvalOutcome evaluate(nn::Module& model, const BatchSource& data, const std::vector<Attack*>& attacks,
+EvalOutcome evaluate(nn::Module& model, const BatchSource& data, const std::vector<attacks::Attack*>& attacks,
                      const EvalOptions& options);
 
-}  // namespace cw::attacks
+}  // namespace cw::eval

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "attacks/eval_records.h"
+#include "eval/eval_records.h"
 
-namespace cw::attacks {
+namespace cw::eval {
 
 void print_class_table(std::ostream& os, const EvalRecords& records, const std::vector<std::string>& classes);
 
-}  // namespace cw::attacks
+}  // namespace cw::eval

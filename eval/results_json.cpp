@@ -1,11 +1,11 @@
-#include "attacks/results_json.h"
+#include "eval/results_json.h"
 
 #include <cmath>
 #include <stdexcept>
 
 #include "fairness/metrics.h"
 
-namespace cw::attacks {
+namespace cw::eval {
 
 namespace {
 // NaN (a class without samples) becomes null: JSON has no NaN.
@@ -82,4 +82,4 @@ const std::vector<std::string>& evaluation_required_fields(bool attack) {
     return attack ? attacked : clean;
 }
 
-}  // namespace cw::attacks
+}  // namespace cw::eval

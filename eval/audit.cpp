@@ -1,4 +1,4 @@
-#include "attacks/audit.h"
+#include "eval/audit.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -6,13 +6,13 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "attacks/evaluator.h"
+#include "eval/evaluator.h"
 #include "attacks/registry.h"
 #include "datasets/batch.h"
 #include "datasets/registry.h"
 #include "nn/checkpoint.h"
 
-namespace cw::attacks {
+namespace cw::eval {
 
 float parse_fraction(const std::string& flag, const std::string& text) {
     auto number = [&](const std::string& s) {
@@ -96,13 +96,13 @@ int run(const Args& a, std::ostream& out) {
     if (a.n == 0 || a.n < -1) throw std::invalid_argument("--n: must be positive (or omitted for the whole split)");
 
     // Attacks first: a typo should fail before minutes of loading.
-    AttackOptions ao;
+    attacks::AttackOptions ao;
     ao.eps = eps;
     ao.alpha = alpha;
-    std::vector<std::unique_ptr<Attack>> attacks;
+    std::vector<std::unique_ptr<attacks::Attack>> attacks;
     for (const std::string& name : split_list(a.attacks)) {
         if (name == "clean") continue;   // always evaluated
-        attacks.push_back(with_flag("--attacks", [&] { return make_attack(name, ao); }));
+        attacks.push_back(with_flag("--attacks", [&] { return attacks::make_attack(name, ao); }));
     }
     const Device device = with_flag("--device", [&] { return resolve_device(a.device, false); });
     std::string why;
@@ -155,7 +155,7 @@ int run(const Args& a, std::ostream& out) {
     out << "audit: " << a.weights << " (" << opt.info.arch << ") on " << a.dataset << "/" << a.split << ", " << n
         << " samples in " << source.num_batches << " batches, eps " << eps << " (" << eps * 255 << "/255)"
         << std::endl;
-    std::vector<Attack*> list;
+    std::vector<attacks::Attack*> list;
     for (auto& at : attacks) {
         at->set_log(&out);   // start lines go with the progress lines
         list.push_back(at.get());
@@ -215,4 +215,4 @@ int audit_main(int argc, const char* const* argv, std::ostream& out, std::ostrea
     }
 }
 
-}  // namespace cw::attacks
+}  // namespace cw::eval
