@@ -1,0 +1,69 @@
+#include "cli/common_flags.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+
+namespace cw::cli {
+
+std::string preset_text(const std::vector<std::pair<std::string, std::string>>& preset) {
+    std::string s;
+    for (const auto& [flag, value] : preset) s += (s.empty() ? "" : " ") + flag + " " + value;
+    return s;
+}
+
+void add_common_flags(CLI::App& app, CommonFlags& f, const CommonSpec& spec) {
+    app.add_option("--device", f.device, "auto (CUDA if a GPU and the plugin are there, else CPU, said in one line), cpu or cuda")
+        ->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
+    app.add_option("--data-dir", f.data_dir, "data folder (default: $CLASSWISE_DATA, else ./data)");
+    app.add_option("--out", f.out, "output folder")->capture_default_str();
+    app.add_option("--seed", f.seed, "random seed (initialisation, data order, attacks)")->capture_default_str();
+    app.add_flag("--resume", f.resume, spec.resume_help);
+    app.add_option("--epochs", f.epochs, spec.epochs_help)->check(CLI::Range(int64_t{1}, int64_t{1000000}))->capture_default_str();
+    app.add_flag("--quick", f.quick,
+                 spec.quick_preset.empty() ? std::string("no effect here (nothing to shorten)")
+                                           : spec.quick_what + ": " + preset_text(spec.quick_preset) +
+                                                 " (flags given explicitly win)");
+    app.add_flag("--print-config", f.print_config, "print every option's resolved value and exit");
+}
+
+namespace {
+// Each preset value goes through its flag's own parser and check; a flag given on the command line keeps its value.
+void apply_quick_preset(CLI::App& app, const CommonSpec& spec, std::ostream& out) {
+    std::string applied, given;
+    for (const auto& [flag, value] : spec.quick_preset) {
+        CLI::Option* opt = app.get_option(flag);
+        if (opt->count()) {
+            given += " " + flag + " " + opt->results().back();
+            continue;
+        }
+        opt->add_result(value);
+        opt->run_callback();
+        applied += " " + flag + " " + value;
+    }
+    out << "--quick preset:" << (applied.empty() ? " none" : applied)
+        << (given.empty() ? std::string() : "; from the command line:" + given) << "\n";
+}
+}  // namespace
+
+int parse(CLI::App& app, int argc, const char* const* argv, CommonFlags& f, const CommonSpec& spec, std::ostream& out,
+          std::ostream& err) {
+    try {
+        app.parse(argc, argv);
+        if (f.quick && !spec.quick_preset.empty()) apply_quick_preset(app, spec, out);
+    } catch (const CLI::CallForHelp&) {
+        out << app.help();
+        return 0;
+    } catch (const CLI::ParseError& e) {
+        std::string what = e.what();
+        std::replace(what.begin(), what.end(), '\n', ' ');
+        err << spec.program << ": " << what << " (see " << spec.program << " --help)\n";
+        return 1;
+    }
+    if (f.print_config) {
+        out << app.config_to_str(/*default_also=*/true, /*write_description=*/false);
+        return 0;
+    }
+    return -1;
+}
+
+}  // namespace cw::cli

@@ -1,0 +1,52 @@
+#pragma once
+// The flags every classwise binary shares, parsed the same way everywhere:
+//   --device auto|cpu|cuda   --data-dir DIR   --out DIR   --seed N   --resume   --quick   --epochs N
+// plus --print-config (print every option's resolved value and exit: scripts and the CLI test use it).
+// --quick applies the binary's preset (a short run on real data); a flag given on the command line wins over it.
+//
+//   cli::CommonFlags f;  f.out = "runs/x";  f.epochs = 10;            // the binary's defaults
+//   CLI::App app{"..."};  cli::add_common_flags(app, f, spec);  app.add_option(...);   // its own flags
+//   if (int code = cli::parse(app, argc, argv, f, spec, std::cout, std::cerr); code >= 0) return code;
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace cw::cli {
+
+struct CommonFlags {
+    std::string device = "auto";
+    std::string data_dir;          // empty: $CLASSWISE_DATA, else ./data
+    std::string out;
+    uint64_t seed = 0;
+    bool resume = false;
+    bool quick = false;
+    int64_t epochs = 1;
+    bool print_config = false;
+};
+
+struct CommonSpec {
+    std::string program;                                        // for messages: "train: --lr: ..."
+    std::string epochs_help = "training epochs";
+    std::string resume_help = "continue from <out>/state.safetensors";
+    std::vector<std::pair<std::string, std::string>> quick_preset;   // flag, value
+    std::string quick_what = "a short run on real data";
+};
+
+void add_common_flags(CLI::App& app, CommonFlags& f, const CommonSpec& spec);
+
+// Parses argv. Returns -1 when the program should go on, otherwise the exit code: 0 after --help or
+// --print-config, 1 after a bad flag (one line on `err` naming it). Applies the --quick preset (one line on `out`
+// says what it set).
+int parse(CLI::App& app, int argc, const char* const* argv, CommonFlags& f, const CommonSpec& spec, std::ostream& out,
+          std::ostream& err);
+
+// "--train-n 4000 --epochs 3 ..." for help texts.
+std::string preset_text(const std::vector<std::pair<std::string, std::string>>& preset);
+
+}  // namespace cw::cli

@@ -1,0 +1,17 @@
+#pragma once
+// The training CSV files (history.csv, train_log.csv, steps.csv) are appended to as a run goes. A resumed run must
+// continue them without the rows written after the checkpoint it resumes from (a crash can fall between a row and
+// the checkpoint), so each file is cut back to the rows whose first field (epoch or step) is at most the resumed one.
+#include <cstdint>
+#include <string>
+
+namespace cw::train {
+
+// Makes `path` hold `header` plus the existing rows whose leading integer is <= keep_up_to (none if keep_up_to < 0
+// or the existing header differs), rewriting it atomically.
+void keep_rows_up_to(const std::string& path, const std::string& header, int64_t keep_up_to);
+
+// A CSV field: quoted (with doubled quotes) if it holds a comma, a quote or a newline.
+std::string csv_field(const std::string& s);
+
+}  // namespace cw::train
