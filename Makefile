@@ -76,7 +76,7 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
-$(TEST_BIN): $(TEST_OBJS) $(LIB) $(CUDA_PLUGIN)
+$(TEST_BIN): $(TEST_OBJS) $(LIB) $(CUDA_PLUGIN) | $(EXP_BINS) $(TOOL_BINS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $(TEST_OBJS) $(LIB) $(LDLIBS) -o $@
 

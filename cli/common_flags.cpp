@@ -67,3 +67,17 @@ int parse(CLI::App& app, int argc, const char* const* argv, CommonFlags& f, cons
 }
 
 }  // namespace cw::cli
+
+#include <iostream>
+namespace cw::cli {
+int run_guarded(const std::string& program, const std::function<int()>& work) {
+    try {
+        return work();
+    } catch (const std::exception& e) {
+        std::string what = e.what();
+        std::replace(what.begin(), what.end(), '\n', ' ');
+        std::cerr << program << ": " << what << "\n";
+        return 1;
+    }
+}
+}  // namespace cw::cli

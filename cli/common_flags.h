@@ -50,3 +50,9 @@ int parse(CLI::App& app, int argc, const char* const* argv, CommonFlags& f, cons
 std::string preset_text(const std::vector<std::pair<std::string, std::string>>& preset);
 
 }  // namespace cw::cli
+
+#include <functional>
+namespace cw::cli {
+// Runs a binary's work: any exception becomes one line "<program>: <what>" on stderr and exit code 1.
+int run_guarded(const std::string& program, const std::function<int()>& work);
+}  // namespace cw::cli

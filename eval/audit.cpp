@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "cli/common_flags.h"
 #include "eval/evaluator.h"
 #include "attacks/registry.h"
 #include "datasets/batch.h"
@@ -39,10 +40,9 @@ float parse_fraction(const std::string& flag, const std::string& text) {
 namespace {
 struct Args {
     std::string arch, weights, dataset, split = "test", data_dir, attacks = "clean,pgd20,autoattack";
-    std::string eps = "8/255", alpha = "2/255", device = "auto", out;
+    std::string eps = "8/255", alpha = "2/255";
     int64_t n = -1, batch_size = 250;
-    uint64_t seed = 0;
-    bool resume = false;
+    cli::CommonFlags common;   // --device --data-dir --out --seed --resume --quick --epochs (ignored: nothing trains)
 };
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -104,10 +104,10 @@ int run(const Args& a, std::ostream& out) {
         if (name == "clean") continue;   // always evaluated
         attacks.push_back(with_flag("--attacks", [&] { return attacks::make_attack(name, ao); }));
     }
-    const Device device = with_flag("--device", [&] { return resolve_device(a.device, false); });
+    const Device device = with_flag("--device", [&] { return resolve_device(a.common.device, false); });
     std::string why;
     out << "device: " << device.str()
-        << (a.device == "auto" && device.is_cpu() && !cuda_available(&why) ? " (auto: no usable GPU: " + why + ")" : "")
+        << (a.common.device == "auto" && device.is_cpu() && !cuda_available(&why) ? " (auto: no usable GPU: " + why + ")" : "")
         << std::endl;
     const nn::Metadata md = with_flag("--weights", [&] { return nn::read_metadata(a.weights); });
     const data::DatasetInfo& info = with_flag("--dataset", [&]() -> const data::DatasetInfo& {
@@ -121,7 +121,7 @@ int run(const Args& a, std::ostream& out) {
         if (!mismatch.empty()) throw std::invalid_argument("--dataset: " + mismatch);
     }
     const auto dataset = std::make_shared<data::Dataset>(
-        with_flag("--dataset", [&] { return data::load_dataset(a.dataset, a.split, a.data_dir); }));
+        with_flag("--dataset", [&] { return data::load_dataset(a.dataset, a.split, a.common.data_dir); }));
     auto model = with_flag("--weights", [&] { return load_model(a, md, info); });
     model->to(device);
     model->eval();
@@ -138,14 +138,14 @@ int run(const Args& a, std::ostream& out) {
     };
 
     EvalOptions opt;
-    opt.out_dir = a.out;
-    opt.resume = a.resume;
+    opt.out_dir = a.common.out;
+    opt.resume = a.common.resume;
     opt.log = &out;
     opt.info.experiment = "audit";
     opt.info.dataset = a.dataset;
     opt.info.split = a.split;
     opt.info.checkpoint = a.weights;
-    opt.info.seed = a.seed;
+    opt.info.seed = a.common.seed;
     opt.info.device = device.is_cuda() ? "cuda" : "cpu";
     opt.info.classes = dataset->class_names;
     opt.run_key = {{"dataset", a.dataset}, {"split", a.split}, {"weights", a.weights}, {"n", n}, {"batch_size", bs}};
@@ -161,7 +161,7 @@ int run(const Args& a, std::ostream& out) {
         list.push_back(at.get());
     }
     evaluate(*model, source, list, opt);
-    out << "wrote " << a.out << "/results.json and " << a.out << "/records.csv" << std::endl;
+    out << "wrote " << a.common.out << "/results.json and " << a.common.out << "/records.csv" << std::endl;
     return 0;
 }
 }  // namespace
@@ -169,38 +169,32 @@ int run(const Args& a, std::ostream& out) {
 int audit_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
     Args a;
     CLI::App app{"Evaluate a checkpoint under adversarial attacks, class by class", "audit"};
+    cli::CommonSpec spec;
+    spec.program = "audit";
+    spec.epochs_help = "accepted for a uniform command line; audit trains nothing and ignores it";
+    spec.resume_help = "continue an interrupted run from --out/eval_state.json";
+    spec.quick_preset = {{"--n", "500"}, {"--attacks", "clean,pgd20"}};
+    spec.quick_what = "a short audit";
+    cli::add_common_flags(app, a.common, spec);
     app.add_option("--arch", a.arch, "architecture (only for checkpoints without metadata)");
     app.add_option("--weights", a.weights, "model checkpoint (.safetensors), required");
     app.add_option("--dataset", a.dataset, "dataset name (mnist, cifar10, ...), required");
     app.add_option("--split", a.split, "dataset split")->capture_default_str();
-    app.add_option("--data-dir", a.data_dir, "data folder (default: $CLASSWISE_DATA or ./data)");
     app.add_option("--attacks", a.attacks, "comma-separated: clean,fgsm,pgd20,cw20,apgd-ce,apgd-t,fab-t,square5000,autoattack")
         ->capture_default_str();
     app.add_option("--eps", a.eps, "radius, a fraction like 8/255 or a number")->capture_default_str();
     app.add_option("--alpha", a.alpha, "PGD / CW step size")->capture_default_str();
     app.add_option("--n", a.n, "evaluate the first N samples (default: all)");
     app.add_option("--batch-size", a.batch_size, "batch size")->capture_default_str();
-    app.add_option("--device", a.device, "auto, cpu or cuda")->capture_default_str();
-    app.add_option("--out", a.out, "output folder, required");
-    app.add_option("--seed", a.seed, "seed of every attack's randomness")->capture_default_str();
-    app.add_flag("--resume", a.resume, "continue an interrupted run from --out/eval_state.json");
     // Unknown arguments are reported before missing ones: a misspelt flag is the likelier mistake.
     app.allow_extras();
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::CallForHelp&) {
-        out << app.help();
-        return 0;
-    } catch (const CLI::ParseError& e) {
-        err << "audit: " << e.what() << "\n";
-        return 1;
-    }
+    if (const int code = cli::parse(app, argc, argv, a.common, spec, out, err); code >= 0) return code;
     if (!app.remaining().empty()) {
         err << "audit: unknown argument " << app.remaining().front() << " (see audit --help)\n";
         return 1;
     }
     for (const auto& [flag, value] : {std::pair<const char*, std::string*>{"--weights", &a.weights},
-                                      {"--dataset", &a.dataset}, {"--out", &a.out}})
+                                      {"--dataset", &a.dataset}, {"--out", &a.common.out}})
         if (value->empty()) {
             err << "audit: " << flag << " is required\n";
             return 1;

@@ -1,0 +1,297 @@
+#include "train/job.h"
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <sstream>
+
+#include "attacks/registry.h"
+#include "datasets/augment.h"
+#include "datasets/batch.h"
+#include "datasets/registry.h"
+#include "datasets/splits.h"
+#include "eval/atomic_file.h"
+#include "eval/audit.h"
+#include "eval/evaluator.h"
+#include "nn/checkpoint.h"
+#include "nn/model_registry.h"
+
+namespace cw::train {
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream in(s);
+    for (std::string item; std::getline(in, item, ',');)
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+// "first:100" → ("first", "100"); throws naming --val-split.
+std::pair<std::string, std::string> split_rule(const std::string& text) {
+    const size_t colon = text.find(':');
+    if (text == "none") return {"none", ""};
+    if (colon == std::string::npos || colon + 1 == text.size())
+        throw std::invalid_argument("--val-split: expected none, first:K, last:K or fraction:F, got '" + text + "'");
+    return {text.substr(0, colon), text.substr(colon + 1)};
+}
+
+data::Split make_split(const data::Dataset& train, const std::string& rule_text) {
+    const auto [rule, value] = split_rule(rule_text);
+    data::Split split;
+    if (rule == "none") {
+        split.train.resize(static_cast<size_t>(train.size()));
+        std::iota(split.train.begin(), split.train.end(), 0);
+        return split;
+    }
+    const int C = train.num_classes();
+    try {
+        if (rule == "first") return data::split_first_k_per_class(train.labels, C, std::stoll(value));
+        if (rule == "last") return data::split_last_k_per_class(train.labels, C, std::stoll(value));
+        if (rule == "fraction") return data::split_fraction_per_class(train.labels, C, std::stod(value));
+    } catch (const std::invalid_argument&) {
+    }
+    throw std::invalid_argument("--val-split: expected none, first:K, last:K or fraction:F, got '" + rule_text + "'");
+}
+
+// n training images, each class in proportion to its share of `indices`, the first ones in dataset order (GTSRB's
+// training files are sorted by class: a plain prefix would hold a few classes only).
+std::vector<int64_t> proportional_subset(const std::vector<int64_t>& indices, const data::Dataset& d, int64_t n) {
+    if (n <= 0 || n >= static_cast<int64_t>(indices.size())) return indices;
+    const int C = d.num_classes();
+    const std::vector<int64_t> counts = data::count_per_class(indices, d.labels, C);
+    std::vector<int64_t> quota(static_cast<size_t>(C));
+    for (int k = 0; k < C; ++k)
+        quota[static_cast<size_t>(k)] = static_cast<int64_t>(std::llround(static_cast<double>(n) * counts[static_cast<size_t>(k)] /
+                                                                           static_cast<double>(indices.size())));
+    std::vector<int64_t> out;
+    for (int64_t i : indices) {
+        int64_t& q = quota[static_cast<size_t>(d.labels[static_cast<size_t>(i)])];
+        if (q > 0) {
+            out.push_back(i);
+            --q;
+        }
+    }
+    return out;
+}
+
+eval::BatchSource batches_of(std::shared_ptr<const data::Dataset> d, std::vector<int64_t> indices, int64_t batch_size,
+                             Device device) {
+    eval::BatchSource src;
+    src.num_batches = (static_cast<int64_t>(indices.size()) + batch_size - 1) / batch_size;
+    src.batch = [d, indices = std::move(indices), batch_size, device](int64_t b) {
+        const auto first = indices.begin() + b * batch_size;
+        const auto last = indices.begin() + std::min<int64_t>(static_cast<int64_t>(indices.size()), (b + 1) * batch_size);
+        data::Batch batch = data::make_batch(*d, std::vector<int64_t>(first, last), device);
+        return eval::EvalBatch{batch.images, batch.labels, batch.indices};
+    };
+    return src;
+}
+
+std::string eps_text(float eps) {
+    std::ostringstream s;
+    s.precision(4);
+    s << eps << " (" << eps * 255.f << "/255)";
+    return s.str();
+}
+
+}  // namespace
+
+float default_eps(const std::string& dataset) {
+    if (dataset == "mnist") return 0.3f;
+    if (dataset == "fashion-mnist") return 0.1f;
+    return 8.f / 255;
+}
+
+std::string default_arch(const std::string& dataset) {
+    if (dataset == "mnist" || dataset == "fashion-mnist") return "small_cnn";
+    if (dataset.rfind("gtsrb", 0) == 0) return "gtsrb_cnn";
+    return "preact_resnet18";
+}
+
+void add_job_flags(CLI::App& app, JobConfig& job) {
+    DataConfig& d = job.data;
+    app.add_option("--dataset", d.dataset, "dataset (fashion-mnist needs no download; mnist, cifar10, cifar100, gtsrb32, svhn ...)")
+        ->capture_default_str();
+    app.add_option("--val-split", d.val_split,
+                   "validation images held out of training, per class: none, first:K (CFA/FAIR-TAT, K=100 on CIFAR-10), "
+                   "last:K (FRL/WAT, K=300), fraction:F")->capture_default_str();
+    app.add_option("--train-n", d.train_n, "train on N images, class-proportional, in dataset order (0: all)")
+        ->check(CLI::Range(int64_t{0}, int64_t{100000000}));
+    app.add_option("--eval-n", d.eval_n, "evaluate on the first N test images (0: all)")->check(CLI::Range(int64_t{0}, int64_t{100000000}));
+    app.add_option("--batch-size", d.batch_size, "training batch size")->check(CLI::Range(int64_t{1}, int64_t{1000000}))->capture_default_str();
+    app.add_option("--eval-batch-size", d.eval_batch_size, "evaluation batch size")->check(CLI::Range(int64_t{1}, int64_t{1000000}))->capture_default_str();
+    app.add_option("--augment", d.augment, "default (the dataset's), none, crop, flip or crop+flip")->capture_default_str();
+    app.add_option("--pad-mode", d.pad_mode, "crop padding: reflect (Rice/CFA/FAIR-TAT) or zeros (TRADES/FRL/WAT/FAT)")
+        ->check(CLI::IsMember({"reflect", "zeros"}))->capture_default_str();
+    app.add_option("--normalize", d.normalize, "dataset (CIFAR mean/std as the model's first op) or none (TRADES/FRL)")
+        ->check(CLI::IsMember({"dataset", "none"}))->capture_default_str();
+    app.add_option("--arch", job.arch, "architecture (default: small_cnn for (Fashion-)MNIST, gtsrb_cnn for GTSRB, "
+                                       "preact_resnet18 otherwise): " + [] {
+                                           std::string s;
+                                           for (const auto& n : nn::model_names()) s += (s.empty() ? "" : ", ") + n;
+                                           return s;
+                                       }());
+    app.add_option("--method", job.method, "training method: " + [] {
+                       std::string s;
+                       for (const auto& n : method_names()) s += (s.empty() ? "" : ", ") + n;
+                       return s;
+                   }())->capture_default_str();
+    app.add_option("--eps", job.eps, "L∞ radius for training and evaluation, e.g. 8/255 or 0.1 (default: MNIST 0.3, "
+                                     "Fashion-MNIST 0.1, others 8/255)");
+    add_method_flags(app, job.method_options);
+    add_recipe_flags(app, job.trainer.recipe);
+    TrainerConfig& t = job.trainer;
+    app.add_option("--eval-steps", t.eval_steps, "PGD steps of the per-epoch evaluation (α = ε/4, 1 random start)")
+        ->check(CLI::Range(1, 100000))->capture_default_str();
+    app.add_option("--eval-every", t.eval_every, "evaluate after every N-th epoch (always after the last)")
+        ->check(CLI::Range(int64_t{1}, int64_t{1000000}))->capture_default_str();
+    app.add_option("--select-split", t.select_split, "split the best checkpoints are chosen on (default: val if any, else test)");
+    app.add_option("--ema", t.ema.every, "weight averaging: off, epoch (CFA/FAIR-TAT) or step")
+        ->check(CLI::IsMember({"off", "epoch", "step"}))->capture_default_str();
+    app.add_option("--ema-decay", t.ema.decay, "EMA decay (CFA paper / FAIR-TAT 0.85; CFA code 0.88; per-step 0.999)")
+        ->check(CLI::Range(0.f, 1.f))->capture_default_str();
+    app.add_option("--ema-start", t.ema.start_epoch, "first epoch (0-based) that updates the average (CFA paper 50, codes 0)")
+        ->check(CLI::Range(int64_t{0}, int64_t{1000000}))->capture_default_str();
+    app.add_option("--audit-steps", t.audit_steps,
+                   "write steps.csv every N optimiser steps: per class the loss, count, gradient-share norm and cosine "
+                   "with the full gradient (0: off; costs one backward pass per class present)")
+        ->check(CLI::Range(int64_t{0}, int64_t{1000000000}))->capture_default_str();
+    app.add_option("--final-attacks", job.final_attacks, "attacks for the final evaluation (besides clean), comma-separated: "
+                                                         "fgsm, pgd20, cw20, apgd-ce, apgd-t, fab-t, square5000, autoattack")
+        ->capture_default_str();
+    app.add_option("--final-checkpoints", job.final_checkpoints,
+                   "checkpoints evaluated at the end: last, best_robust (Rice), best_fair (CFA), ema_last, ema_best_robust, ema_best_fair")
+        ->capture_default_str();
+}
+
+int run_job(JobConfig& job, std::ostream& out) {
+    const cli::CommonFlags& common = job.common;
+    if (common.out.empty()) throw std::invalid_argument("--out: an output folder is required");
+    const float eps = job.eps.empty() ? default_eps(job.data.dataset) : eval::parse_fraction("--eps", job.eps);
+    const std::string arch = job.arch.empty() ? default_arch(job.data.dataset) : job.arch;
+    const Device device = resolve_device(common.device);
+    manual_seed(common.seed);
+    std::filesystem::create_directories(common.out);
+
+    // ---- data ----------------------------------------------------------------------------------------------
+    auto train_set = std::make_shared<data::Dataset>(data::load_dataset(job.data.dataset, "train", common.data_dir));
+    auto test_set = std::make_shared<data::Dataset>(data::load_dataset(job.data.dataset, "test", common.data_dir));
+    const data::Split split = make_split(*train_set, job.data.val_split);
+    const std::vector<int64_t> train_idx = proportional_subset(split.train, *train_set, job.data.train_n);
+    std::vector<int64_t> test_idx(static_cast<size_t>(job.data.eval_n > 0 ? std::min(job.data.eval_n, test_set->size()) : test_set->size()));
+    std::iota(test_idx.begin(), test_idx.end(), 0);
+    out << "data: " << train_set->name << " from " << train_set->source << ": training on " << train_idx.size()
+        << " images" << (split.val.empty() ? "" : ", validation " + std::to_string(split.val.size()) + " (" + job.data.val_split + ")")
+        << "; test " << test_idx.size() << " of " << test_set->size() << "\n";
+
+    data::LoaderOptions lo;
+    lo.batch_size = job.data.batch_size;
+    lo.augmentation = data::parse_augmentation(job.data.augment, job.data.pad_mode, job.data.dataset);
+    lo.device = device;
+    Rng loader_rng(common.seed + 1);
+    data::Loader loader(train_set, train_idx, lo, loader_rng);
+
+    // ---- model and method ------------------------------------------------------------------------------------
+    nn::ModelConfig cfg;
+    cfg.num_classes = train_set->num_classes();
+    cfg.in_channels = train_set->channels;
+    cfg.input_size = train_set->height;
+    if (job.data.normalize == "dataset" && job.data.dataset == "cifar10") {
+        cfg.normalize_mean = {0.4914f, 0.4822f, 0.4465f};
+        cfg.normalize_std = {0.2471f, 0.2435f, 0.2616f};
+    } else if (job.data.normalize == "dataset" && job.data.dataset == "cifar100") {
+        cfg.normalize_mean = {0.5071f, 0.4867f, 0.4408f};
+        cfg.normalize_std = {0.2675f, 0.2565f, 0.2761f};
+    }
+    const std::string mismatch = nn::input_geometry_mismatch("--arch " + arch, cfg, "the images of " + job.data.dataset,
+                                                             train_set->channels, train_set->height, train_set->width);
+    if (!mismatch.empty()) throw std::invalid_argument(mismatch);
+    auto model = nn::make_model(arch, cfg);
+    model->to(device);
+    job.method_options.eps = eps;
+    MethodPtr method = make_method(job.method, job.method_options);
+
+    // ---- trainer -------------------------------------------------------------------------------------------
+    TrainerConfig& tc = job.trainer;
+    tc.epochs = common.epochs;
+    tc.out_dir = common.out;
+    tc.resume = common.resume;
+    tc.seed = common.seed;
+    tc.eval_eps = eps;
+    tc.eval_alpha = eps / 4;
+    tc.log = &out;
+    TrainSetup setup;
+    setup.model = model;
+    setup.new_model = [arch, cfg] { return nn::make_model(arch, cfg); };
+    setup.method = method.get();
+    setup.loader = &loader;
+    if (!split.val.empty()) setup.evals.push_back({"val", batches_of(train_set, split.val, job.data.eval_batch_size, device)});
+    setup.evals.push_back({"test", batches_of(test_set, test_idx, job.data.eval_batch_size, device)});
+    setup.class_names = train_set->class_names;
+    setup.model_metadata = nn::checkpoint_metadata(arch, cfg, {job.method, eps, common.seed});
+    setup.model_metadata["dataset"] = job.data.dataset;
+
+    nlohmann::json resolved = {{"experiment", job.experiment}, {"dataset", job.data.dataset}, {"arch", arch},
+                               {"method", method->describe()}, {"eps", eps}, {"epochs", tc.epochs},
+                               {"recipe", describe(tc.recipe)}, {"batch_size", job.data.batch_size},
+                               {"train_images", train_idx.size()}, {"val_split", job.data.val_split},
+                               {"test_images", test_idx.size()}, {"seed", common.seed}, {"device", device.str()},
+                               {"ema", tc.ema.every}, {"audit_steps", tc.audit_steps}};
+    eval::write_file_atomic((std::filesystem::path(common.out) / "job.json").string(), resolved.dump(2) + "\n");
+    out << "model: " << arch << " (" << model->num_parameters() << " parameters) on " << device.str() << "; eps "
+        << eps_text(eps) << "; per-epoch evaluation: clean and pgd" << tc.eval_steps << " (alpha eps/4)\n";
+
+    const TrainResult result = Trainer(setup, tc).run();
+    if (result.interrupted) return result.signal == SIGINT ? 130 : 143;
+
+    // ---- final per-class evaluation of the chosen checkpoints --------------------------------------------------
+    attacks::AttackOptions ao;
+    ao.eps = eps;
+    ao.alpha = eps / 4;
+    std::vector<std::unique_ptr<attacks::Attack>> attack_objs;
+    std::vector<attacks::Attack*> attack_list;
+    for (const auto& name : split_list(job.final_attacks)) {
+        if (name == "clean") continue;
+        attack_objs.push_back(attacks::make_attack(name, ao));
+        attack_objs.back()->set_log(&out);
+        attack_list.push_back(attack_objs.back().get());
+    }
+    for (const auto& which : split_list(job.final_checkpoints)) {
+        const std::string file = (std::filesystem::path(common.out) / (which + ".safetensors")).string();
+        if (!std::filesystem::exists(file)) {
+            out << "final evaluation: no " << file << " (" << which << " needs "
+                << (which.rfind("ema_", 0) == 0 ? "--ema" : "a per-epoch evaluation") << "); skipped\n";
+            continue;
+        }
+        auto m = nn::make_model(arch, cfg);
+        nn::load_model(*m, file);
+        m->to(device);
+        m->eval();
+        eval::EvalOptions eo;
+        eo.info.experiment = job.experiment;
+        eo.info.dataset = job.data.dataset;
+        eo.info.split = "test";
+        eo.info.arch = arch;
+        eo.info.checkpoint = file;
+        eo.info.method = job.method;
+        eo.info.device = device.str();
+        eo.info.seed = common.seed;
+        eo.info.classes = test_set->class_names;
+        eo.out_dir = (std::filesystem::path(common.out) / ("eval_" + which)).string();
+        eo.resume = common.resume;
+        eo.log = &out;
+        eo.run_key = {{"checkpoint", file}, {"n", test_idx.size()}, {"batch_size", job.data.eval_batch_size}};
+        out << "final evaluation of " << which << " (" << file << ", epoch " << nn::read_metadata(file).at("epoch")
+            << ") on " << test_idx.size() << " test images:\n";
+        eval::evaluate(*m, batches_of(test_set, test_idx, job.data.eval_batch_size, device), attack_list, eo);
+        out << "wrote " << eo.out_dir << "/results.json\n";
+    }
+    return 0;
+}
+
+}  // namespace cw::train

@@ -1,0 +1,61 @@
+#pragma once
+// A whole training job from flags: the data and its splits, the model, the method, the trainer, and the final
+// per-class evaluation of the chosen checkpoints. `train` (tools/train.cpp), `quickstart` and the experiment
+// binaries are this plus their defaults; an experiment that follows a paper's protocol sets the fields in code.
+//
+// Output folder: the trainer's files (train/trainer.h) plus, for every checkpoint in `final_checkpoints`,
+// eval_<checkpoint>/results.json and records.csv (eval/evaluator.h), and job.json (the resolved configuration).
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli/common_flags.h"
+#include "train/methods/registry.h"
+#include "train/trainer.h"
+
+namespace CLI {
+class App;
+}
+
+namespace cw::train {
+
+struct DataConfig {
+    std::string dataset = "fashion-mnist";
+    // Validation split taken from the training split, per class: none; first:K (CFA / FAIR-TAT: the first K of each
+    // class, K = 100 on CIFAR-10); last:K (FRL / WAT: the last K, 300 on CIFAR-10); fraction:F (⌊F·n_c⌋ from the
+    // start of each class, CFA's 2%).
+    std::string val_split = "none";
+    int64_t train_n = 0;          // train on N images, taken class-proportionally in dataset order (0: all)
+    int64_t eval_n = 0;           // evaluate on the first N test images (0: all)
+    int64_t batch_size = 128;
+    int64_t eval_batch_size = 256;
+    std::string augment = "default";   // default (the dataset's: crop+flip for CIFAR, none for MNIST/GTSRB), none, crop, flip, crop+flip
+    std::string pad_mode = "reflect";  // crop padding: reflect (Rice / CFA / FAIR-TAT) or zeros (TRADES / FRL / WAT / FAT)
+    std::string normalize = "dataset"; // dataset (CIFAR mean/std inside the model, training.md §1.3) or none
+};
+
+struct JobConfig {
+    std::string experiment = "train";   // results.json "experiment"
+    cli::CommonFlags common;
+    DataConfig data;
+    std::string arch;                   // empty: the dataset's default small model
+    std::string method = "pgd_at";
+    MethodOptions method_options;
+    std::string eps;                    // "8/255" or "0.1"; empty: the dataset's default (training and evaluation)
+    TrainerConfig trainer;              // epochs, out_dir, resume and seed come from `common`
+    std::string final_attacks = "pgd20";                    // besides clean
+    std::string final_checkpoints = "last,best_robust";     // last, best_robust, best_fair (ema_ variants with --ema)
+};
+
+// Adds every job flag except the common ones (add those with cli::add_common_flags).
+void add_job_flags(CLI::App& app, JobConfig& job);
+
+// ε by dataset when --eps is not given: MNIST 0.3, Fashion-MNIST 0.1, CIFAR-10/100, SVHN, GTSRB 8/255.
+float default_eps(const std::string& dataset);
+std::string default_arch(const std::string& dataset);
+
+// Runs the job; throws on errors (the binaries turn them into one line). Returns 0, or 130 / 143 when a signal
+// interrupted training (the state is saved; rerun with --resume).
+int run_job(JobConfig& job, std::ostream& out);
+
+}  // namespace cw::train
