@@ -1,0 +1,114 @@
+#include "train/methods/registry.h"
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+#include "train/methods/fat.h"
+#include "train/methods/fgsm_rs.h"
+#include "train/methods/mart.h"
+#include "train/methods/natural.h"
+#include "train/methods/pgd_at.h"
+#include "train/methods/trades.h"
+
+namespace cw::train {
+
+namespace {
+void check(bool ok, const std::string& what) {
+    if (!ok) throw std::invalid_argument("method options: " + what);
+}
+void validate(const MethodOptions& o) {
+    check(std::isfinite(o.eps) && o.eps >= 0 && o.eps <= 1, "eps must be in [0, 1], got " + std::to_string(o.eps));
+    check(o.steps >= 1, "attack steps must be >= 1, got " + std::to_string(o.steps));
+    check(std::isfinite(o.alpha), "alpha must be finite");
+    check(o.fgsm_alpha_factor > 0, "fgsm alpha factor must be > 0, got " + std::to_string(o.fgsm_alpha_factor));
+    check(o.fgsm_guard_steps >= 1, "fgsm guard steps must be >= 1, got " + std::to_string(o.fgsm_guard_steps));
+    check(o.fgsm_guard_drop >= 0 && o.fgsm_guard_drop <= 1,
+          "fgsm guard drop must be in [0, 1], got " + std::to_string(o.fgsm_guard_drop));
+}
+}  // namespace
+
+const std::vector<std::string>& method_names() {
+    static const std::vector<std::string> names{"natural", "pgd_at", "fgsm_rs", "trades", "fat", "mart"};
+    return names;
+}
+
+MethodPtr make_method(const std::string& name, const MethodOptions& o) {
+    validate(o);
+    if (name == "natural") return std::make_unique<Natural>(o);
+    if (name == "pgd_at") return std::make_unique<PgdAt>(o);
+    if (name == "fgsm_rs") return std::make_unique<FgsmRs>(o);
+    if (name == "trades") return std::make_unique<Trades>(o);
+    if (name == "fat") return std::make_unique<Fat>(o);
+    if (name == "mart") return std::make_unique<Mart>(o);
+    std::string known;
+    for (const auto& n : method_names()) known += (known.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("unknown training method '" + name + "' (known: " + known + ")");
+}
+
+void add_method_flags(CLI::App& app, MethodOptions& o) {
+    const std::map<std::string, ModeChoice> modes{
+        {"default", ModeChoice::Default}, {"train", ModeChoice::Train}, {"eval", ModeChoice::Eval}};
+    const std::map<std::string, CleanForwardChoice> clean{{"default", CleanForwardChoice::Default},
+                                                          {"off", CleanForwardChoice::Off},
+                                                          {"train", CleanForwardChoice::Train},
+                                                          {"eval", CleanForwardChoice::Eval}};
+    const std::map<std::string, TradesForm> forms{{"original", TradesForm::Original}, {"cfa", TradesForm::CfaNormalised}};
+    const std::map<std::string, attacks::FatSemantics> fat{{"original", attacks::FatSemantics::Original},
+                                                           {"cfa", attacks::FatSemantics::Cfa}};
+    const std::string g = "Training method";
+    app.add_option("--alpha", o.alpha,
+                   "attack step of pgd_at/trades/fat/mart (default 2.5*eps/steps: 2/255 at eps 8/255, 10 steps; "
+                   "TRADES/FAT/MART codes use 0.007 at eps 0.031)")
+        ->group(g);
+    app.add_option("--attack-steps", o.steps, "attack steps K of pgd_at/trades/fat/mart (default 10)")
+        ->check(CLI::Range(1, 100000))
+        ->group(g);
+    app.add_option("--attack-mode", o.attack_mode,
+                   "model mode while crafting: default (train for pgd_at, fgsm_rs, fat-cfa; eval for trades, mart, "
+                   "fat-original, as in the reference codes) | train | eval")
+        ->transform(CLI::CheckedTransformer(modes, CLI::ignore_case))
+        ->group(g);
+    app.add_flag("!--no-random-start", o.random_start,
+                 "ablation: pgd_at/fgsm_rs start at x; trades/mart skip the 0.001*N(0,I) noise (trades then never "
+                 "moves x'); not supported by fat")
+        ->group(g);
+    app.add_option("--clean-forward", o.clean_forward,
+                   "clean forward after each step, for training clean accuracy: default (train for pgd_at, as Rice/CFA: "
+                   "BN running statistics also see clean batches; off otherwise) | off | train | eval")
+        ->transform(CLI::CheckedTransformer(clean, CLI::ignore_case))
+        ->group(g);
+    app.add_option("--beta", o.beta, "trades: KL weight (default 6, CIFAR; paper uses 1 on MNIST); mart: KL weight "
+                                     "(default 5, MART's ResNet-18 code; 6 for WRN)")
+        ->check(CLI::Range(0.f, 1e6f))
+        ->group(g);
+    app.add_option("--trades-form", o.trades_form,
+                   "original: CE + beta*KL (Zhang et al.) | cfa: (1-b)*CE + b*KL with b = beta/(1+beta), the CFA / "
+                   "FAIR-TAT code form (= original/(1+beta)); default original")
+        ->transform(CLI::CheckedTransformer(forms, CLI::ignore_case))
+        ->group(g);
+    app.add_option("--fat-semantics", o.fat_semantics,
+                   "original: Zhang et al.'s FAT (eval-mode attack, omega 0.001, dynamic tau) | cfa: CFA/FAIR-TAT's "
+                   "FAT baseline (train mode, omega 0, tau 3; a counter that never re-arms); default original")
+        ->transform(CLI::CheckedTransformer(fat, CLI::ignore_case))
+        ->group(g);
+    app.add_option("--fat-tau", o.fat_tau,
+                   "fat: early-stop budget tau (default -1: original -> dynamic 0/1/2 for epochs 1-50/51-90/91+; cfa -> 3)")
+        ->group(g);
+    app.add_option("--fat-omega", o.fat_omega, "fat: noise per step (default -1: original 0.001, cfa 0)")->group(g);
+    app.add_option("--fgsm-alpha-factor", o.fgsm_alpha_factor, "fgsm_rs: step = factor*eps (default 1.25, Wong et al.)")
+        ->group(g);
+    app.add_flag("--fgsm-guard", o.fgsm_guard,
+                 "fgsm_rs: catastrophic-overfitting guard (Wong's --early-stop): PGD on each epoch's first batch "
+                 "(eval mode); stop and restore the previous check's weights when its accuracy drops")
+        ->group(g);
+    app.add_option("--fgsm-guard-steps", o.fgsm_guard_steps, "fgsm_rs guard: PGD steps (default 5)")->group(g);
+    app.add_option("--fgsm-guard-alpha", o.fgsm_guard_alpha, "fgsm_rs guard: PGD step (default -1: eps/4, 2/255 at 8/255)")
+        ->group(g);
+    app.add_option("--fgsm-guard-drop", o.fgsm_guard_drop,
+                   "fgsm_rs guard: stop when robust accuracy falls by more than this (default 0.2)")
+        ->group(g);
+}
+
+}  // namespace cw::train
