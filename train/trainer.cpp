@@ -204,7 +204,8 @@ struct Trainer::Impl {
                 history.row(epoch, prefix + split.name + "_clean", sc.clean.accuracy, sc.clean.per_class_accuracy);
                 history.row(epoch, prefix + split.name + "_" + pgd, sc.robust.accuracy, sc.robust.per_class_accuracy);
                 std::ostringstream line;
-                line.precision(3);
+                line.setf(std::ios::fixed);
+                line.precision(1);
                 line << "  " << prefix << split.name << ": clean " << 100 * sc.clean.accuracy << "%, " << pgd << " "
                      << 100 * sc.robust.accuracy << "% (worst class " << s.class_names[static_cast<size_t>(std::max(0, sc.robust.worst_class))]
                      << " " << 100 * (sc.robust.worst_class >= 0 ? sc.robust.per_class_accuracy[static_cast<size_t>(sc.robust.worst_class)] : 0.0)
