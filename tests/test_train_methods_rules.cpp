@@ -223,3 +223,221 @@ TEST_CASE("fat: dynamic tau of the original schedule by 0-based epoch; fixed tau
     REQUIRE(Fat(c).describe().find("train mode") != std::string::npos);
     REQUIRE(dynamic.describe().find("eval mode") != std::string::npos);
 }
+
+namespace {
+
+// flatten → fc 4→2 with weights set by hand: z1 − z0 = 10·(Σ_j v_j − 2) · scale. Images [8, 1, 2, 2]: class 0
+// pixels 0.10–0.24, class 1 0.76–0.90, so at ε = 8/255 (Σ moves ≤ 0.13) every sample is robust.
+struct GuardSetup {
+    std::shared_ptr<nn::Sequential> model = std::make_shared<nn::Sequential>();
+    std::shared_ptr<nn::Linear> fc;
+    Tensor x, y;
+    std::vector<int32_t> host_y;
+    GuardSetup() {
+        Rng rng(1);
+        fc = std::make_shared<nn::Linear>(4, 2, true, rng);
+        model->add("flatten", std::make_shared<nn::Flatten>());
+        model->add("fc", fc);
+        std::vector<float> xv;
+        for (int i = 0; i < 8; ++i) {
+            host_y.push_back(i % 2);
+            for (int j = 0; j < 4; ++j) xv.push_back(i % 2 ? 0.9f - 0.02f * i : 0.1f + 0.02f * i);
+        }
+        x = Tensor::from_vector(xv, {8, 1, 2, 2});
+        y = Tensor::from_labels(host_y);
+        set_scale(1.f);
+    }
+    void set_scale(float s) {   // s < 0 turns every prediction around
+        fc->weight.copy_from(Tensor::from_vector({-5 * s, -5 * s, -5 * s, -5 * s, 5 * s, 5 * s, 5 * s, 5 * s}, {2, 4}));
+        fc->bias->copy_from(Tensor::from_vector({10 * s, -10 * s}, {2}));
+    }
+    // One epoch as the trainer runs it, reduced to what the guard sees: batch 0, then end_epoch.
+    EpochDecision epoch(Method& m, int64_t e, Rng& rng) {
+        m.batch_loss({*model, x, y, host_y, e, 0, 2, rng});
+        const ClassStats stats(2);
+        return m.end_epoch({e, stats, *model});
+    }
+};
+
+}  // namespace
+
+TEST_CASE("fgsm_rs guard: a robust-accuracy drop beyond the threshold stops and restores the previous check's weights",
+          "[train]") {
+    QuietAttacks quiet;
+    MethodOptions o;
+    o.eps = 8.f / 255;
+    o.fgsm_guard = true;
+    GuardSetup g;
+    FgsmRs method(o);
+    Rng rng(2);
+    REQUIRE_FALSE(g.epoch(method, 0, rng).stop);
+    REQUIRE(method.last_check_accuracy() == 1.0);
+    g.set_scale(2.f);                            // still robust: this check passes and becomes the restore point
+    REQUIRE_FALSE(g.epoch(method, 1, rng).stop);
+    g.set_scale(-1.f);                           // the planted collapse: robust accuracy 1 → 0
+    const EpochDecision d = g.epoch(method, 2, rng);
+    INFO(d.reason);
+    REQUIRE(d.stop);
+    REQUIRE(d.reason.find("from 1 to 0") != std::string::npos);
+    const auto state = g.model->state();
+    REQUIRE(d.restore_state.size() == state.size());
+    for (size_t i = 0; i < state.size(); ++i) {
+        INFO(state[i].name);
+        GuardSetup want;
+        want.set_scale(2.f);
+        REQUIRE(d.restore_state[i].to_vector() == want.model->state()[i].tensor->to_vector());
+    }
+
+    // A drop of exactly the threshold does not stop ("more than"); the guard off never checks.
+    o.fgsm_guard_drop = 1.f;
+    GuardSetup g2;
+    FgsmRs lenient(o);
+    REQUIRE_FALSE(g2.epoch(lenient, 0, rng).stop);
+    g2.set_scale(-1.f);
+    REQUIRE_FALSE(g2.epoch(lenient, 1, rng).stop);
+    REQUIRE(lenient.last_check_accuracy() == 0.0);
+    o.fgsm_guard = false;
+    GuardSetup g3;
+    FgsmRs off(o);
+    REQUIRE_FALSE(g3.epoch(off, 0, rng).stop);
+    g3.set_scale(-1.f);
+    REQUIRE_FALSE(g3.epoch(off, 1, rng).stop);
+    REQUIRE(off.last_check_accuracy() == -1.0);
+}
+
+TEST_CASE("fgsm_rs guard: its state survives save_state / load_state", "[train]") {
+    QuietAttacks quiet;
+    MethodOptions o;
+    o.fgsm_guard = true;
+    GuardSetup g;
+    FgsmRs method(o);
+    Rng rng(2);
+    REQUIRE_FALSE(g.epoch(method, 0, rng).stop);
+    std::map<std::string, Tensor> tensors;
+    nn::Metadata meta;
+    method.save_state(tensors, meta);
+    FgsmRs resumed(o);
+    resumed.load_state(tensors, meta);
+    REQUIRE(resumed.last_check_accuracy() == 1.0);
+    g.set_scale(-1.f);
+    const ClassStats stats(2);
+    const EpochDecision d = resumed.end_epoch({1, stats, *g.model});   // the saved first batch, the saved weights
+    REQUIRE(d.stop);
+    GuardSetup want;
+    for (size_t i = 0; i < d.restore_state.size(); ++i)
+        REQUIRE(d.restore_state[i].to_vector() == want.model->state()[i].tensor->to_vector());
+}
+
+namespace {
+
+// Three classes of 3×8×8 images: channel k is brighter for class k, plus uniform noise; all in [0, 1].
+void blobs(int64_t n, Rng& rng, std::vector<float>& x, std::vector<int32_t>& y) {
+    x.clear();
+    y.clear();
+    for (int64_t i = 0; i < n; ++i) {
+        const int k = static_cast<int>(i % 3);
+        y.push_back(k);
+        for (int c = 0; c < 3; ++c)
+            for (int p = 0; p < 64; ++p) x.push_back(0.3f + (c == k ? 0.4f : 0.f) + rng.uniform(-0.1f, 0.1f));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("train methods: a few epochs on separable blobs lower the loss; per_sample has B terms summing to the loss",
+          "[train]") {
+    QuietAttacks quiet;
+    Rng data(9);
+    std::vector<float> xv;
+    std::vector<int32_t> yv;
+    blobs(48, data, xv, yv);
+    for (const std::string& name : method_names()) {
+        DYNAMIC_SECTION(name) {
+            MethodOptions o;
+            o.eps = 8.f / 255;
+            o.steps = 3;
+            MethodPtr method = make_method(name, o);
+            Rng init(10);
+            auto net = cw_train_test::tiny_net(init);
+            nn::SgdOptions so;
+            so.lr = 0.05f;
+            nn::SGD opt(net->parameters(), so);
+            Rng rng(11);
+            std::vector<double> epoch_loss;
+            for (int64_t e = 0; e < 6; ++e) {
+                double total = 0;
+                for (int64_t b = 0; b < 3; ++b) {
+                    const std::vector<float> bx(xv.begin() + b * 16 * 192, xv.begin() + (b + 1) * 16 * 192);
+                    const std::vector<int32_t> by(yv.begin() + b * 16, yv.begin() + (b + 1) * 16);
+                    const Tensor x = Tensor::from_vector(bx, {16, 3, 8, 8}), y = Tensor::from_labels(by);
+                    const BatchLoss out = cw_train_test::sgd_step(*method, *net, opt, x, y, by, e, b, 3, rng);
+                    REQUIRE(out.per_sample.shape() == Shape{16});
+                    REQUIRE(out.logits.shape() == Shape{16, 3});
+                    total += sum(out.per_sample).item();
+                    if (name != "trades" && name != "mart") {
+                        // The CE methods: the per-sample terms are the mean CE of the logits they report.
+                        REQUIRE(sum(out.per_sample).item() ==
+                                Approx(cross_entropy(out.logits, y).item()).epsilon(1e-5));
+                    }
+                }
+                epoch_loss.push_back(total / 3);
+            }
+            INFO(name << ": mean loss per epoch " << epoch_loss.front() << " ... " << epoch_loss.back());
+            REQUIRE(epoch_loss.back() < 0.7 * epoch_loss.front());
+        }
+    }
+}
+
+TEST_CASE("train methods: registry names, errors, descriptions and command-line flags", "[train]") {
+    const auto& names = method_names();
+    REQUIRE(names == std::vector<std::string>{"natural", "pgd_at", "fgsm_rs", "trades", "fat", "mart"});
+    try {
+        make_method("madry", {});
+        FAIL("no exception");
+    } catch (const std::invalid_argument& e) {
+        const std::string what = e.what();
+        REQUIRE(what.find("'madry'") != std::string::npos);
+        for (const auto& n : names) REQUIRE(what.find(n) != std::string::npos);
+    }
+    MethodOptions bad;
+    bad.steps = 0;
+    REQUIRE_THROWS_AS(make_method("pgd_at", bad), std::invalid_argument);
+    MethodOptions no_start;
+    no_start.random_start = false;
+    REQUIRE_THROWS_AS(make_method("fat", no_start), std::invalid_argument);
+
+    MethodOptions o;
+    o.eps = 8.f / 255;
+    for (const auto& n : names) {
+        const std::string d = make_method(n, o)->describe();
+        INFO(d);
+        REQUIRE(d.rfind(n + ":", 0) == 0);
+        if (n != "natural") REQUIRE(d.find("8/255 (0.031373)") != std::string::npos);
+    }
+    REQUIRE(make_method("pgd_at", o)->describe().find("alpha 2/255") != std::string::npos);   // 2.5·ε/10
+    REQUIRE(make_method("pgd_at", o)->clean_forward_after_step() == CleanForward::Train);
+    REQUIRE(make_method("trades", o)->clean_forward_after_step() == CleanForward::Off);
+
+    CLI::App app;
+    MethodOptions f;
+    add_method_flags(app, f);
+    const char* argv[] = {"t", "--trades-form", "cfa", "--beta", "3", "--fat-semantics", "CFA", "--fat-tau", "2",
+                          "--attack-mode", "eval", "--clean-forward", "off", "--fgsm-guard", "--no-random-start",
+                          "--alpha", "0.01", "--attack-steps", "7"};
+    app.parse(static_cast<int>(sizeof argv / sizeof *argv), argv);
+    REQUIRE(f.trades_form == TradesForm::CfaNormalised);
+    REQUIRE(f.beta == 3.f);
+    REQUIRE(f.fat_semantics == attacks::FatSemantics::Cfa);
+    REQUIRE(f.fat_tau == 2);
+    REQUIRE(f.attack_mode == ModeChoice::Eval);
+    REQUIRE(f.clean_forward == CleanForwardChoice::Off);
+    REQUIRE(f.fgsm_guard);
+    REQUIRE_FALSE(f.random_start);
+    REQUIRE(f.alpha == 0.01f);
+    REQUIRE(f.steps == 7);
+    CLI::App app2;
+    MethodOptions f2;
+    add_method_flags(app2, f2);
+    const char* bad_argv[] = {"t", "--trades-form", "zhang"};
+    REQUIRE_THROWS_AS(app2.parse(3, bad_argv), CLI::ValidationError);
+}
