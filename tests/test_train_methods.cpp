@@ -13,6 +13,7 @@
 #include "tests/test_nn_util.h"
 #include "tests/test_train_methods_util.h"
 #include "train/methods/registry.h"
+#include "train/methods/mart.h"
 #include "train/methods/trades.h"
 #include "train/methods/method_util.h"
 
@@ -151,6 +152,33 @@ TEST_CASE("train methods: loss, per-sample terms, adversarial logits and 3 SGD s
                 }
             }
             if (report) std::cout << c.name << ": worst relative error " << worst << "\n";
+        }
+    }
+}
+
+TEST_CASE("trades and mart: the outer loss alone, at the twin's first x', equals the twin's per-sample terms", "[train]") {
+    const Tensor x = Tensor::from_vector(twin("x"), {8, 3, 8, 8});
+    std::vector<int32_t> host_y;
+    for (float v : twin("y")) host_y.push_back(static_cast<int32_t>(v));
+    const Tensor y = Tensor::from_labels(host_y);
+    for (const TwinCase& c : twin_cases()) {
+        if (c.name != "trades" && c.name != "trades_cfa" && c.name != "mart") continue;
+        DYNAMIC_SECTION(c.name) {
+            Rng init(1);
+            auto net = cw_train_test::tiny_net(init);
+            load_initial_state(*net);
+            const Tensor xa = Tensor::from_vector(twin(c.name + ".xadv0"), {8, 3, 8, 8});
+            BatchLoss out;
+            if (c.name == "mart") {
+                out = Mart(c.options).outer_loss(*net, x, xa, y);
+            } else {
+                Trades trades(c.options);
+                if (c.name == "trades_cfa") trades.set_class_beta({6.f, 2.f, 4.f});
+                out = trades.outer_loss(*net, x, xa, y, host_y);
+            }
+            const double e = worst_error(out.per_sample.to_vector(), twin(c.name + ".per_sample0"));
+            INFO(c.name << ": per-sample error " << e);
+            REQUIRE(e <= kTolerance);
         }
     }
 }
