@@ -149,7 +149,8 @@ std::shared_ptr<nn::Lambda> threshold_model() {
 }
 
 // x' of every sample after one FAT batch, read back from the logits the method trained on.
-std::vector<float> fat_points(attacks::FatSemantics semantics, int tau, const std::vector<float>& x, uint64_t seed) {
+std::vector<float> fat_points(attacks::FatSemantics semantics, int tau, const std::vector<float>& x, uint64_t seed,
+                              const std::vector<float>& class_eps = {}) {
     MethodOptions o;
     o.eps = 0.1f;
     o.alpha = 0.2f;    // 2ε: the first step from anywhere in the ball lands on x + ε
@@ -158,6 +159,7 @@ std::vector<float> fat_points(attacks::FatSemantics semantics, int tau, const st
     o.fat_tau = tau;
     o.fat_omega = 0;   // no per-step noise, so the points are exact
     Fat fat(o);
+    if (!class_eps.empty()) fat.set_class_eps(class_eps);
     auto model = threshold_model();
     const int64_t n = static_cast<int64_t>(x.size());
     const Tensor images = Tensor::from_vector(x, {n, 1, 1, 1});
@@ -205,6 +207,10 @@ TEST_CASE("fat: early stop by hand — original freezes misclassified samples on
     check(S::Cfa, 0, {start[0], start[1], start[2]});
     check(S::Cfa, 1, {A, start[1], C});
     check(S::Cfa, 2, {A, B, C});
+    // Class-wise ε (CFA's CCM) reaches the attack: ε_0 = 0.05 puts A at 0.25 and B at 0.85.
+    const auto narrow = fat_points(S::Original, 1, x, seed, {0.05f});
+    REQUIRE(narrow[0] == Approx(0.25f).margin(1e-5));
+    REQUIRE(narrow[1] == Approx(0.85f).margin(1e-5));
 }
 
 TEST_CASE("fat: dynamic tau of the original schedule by 0-based epoch; fixed tau otherwise", "[train]") {
@@ -251,9 +257,13 @@ struct GuardSetup {
         fc->weight.copy_from(Tensor::from_vector({-5 * s, -5 * s, -5 * s, -5 * s, 5 * s, 5 * s, 5 * s, 5 * s}, {2, 4}));
         fc->bias->copy_from(Tensor::from_vector({10 * s, -10 * s}, {2}));
     }
-    // One epoch as the trainer runs it, reduced to what the guard sees: batch 0, then end_epoch.
+    // One epoch as the trainer runs it: batch 0, a second batch with every label swapped (the guard must check the
+    // first batch only — on this one the model is always wrong), then end_epoch.
     EpochDecision epoch(Method& m, int64_t e, Rng& rng) {
         m.batch_loss({*model, x, y, host_y, e, 0, 2, rng});
+        std::vector<int32_t> swapped;
+        for (int32_t v : host_y) swapped.push_back(1 - v);
+        m.batch_loss({*model, x, Tensor::from_labels(swapped), swapped, e, 1, 2, rng});
         const ClassStats stats(2);
         return m.end_epoch({e, stats, *model});
     }
@@ -324,6 +334,7 @@ TEST_CASE("fgsm_rs guard: its state survives save_state / load_state", "[train]"
     const EpochDecision d = resumed.end_epoch({1, stats, *g.model});   // the saved first batch, the saved weights
     REQUIRE(d.stop);
     GuardSetup want;
+    REQUIRE(d.restore_state.size() == want.model->state().size());
     for (size_t i = 0; i < d.restore_state.size(); ++i)
         REQUIRE(d.restore_state[i].to_vector() == want.model->state()[i].tensor->to_vector());
 }
