@@ -41,8 +41,8 @@ std::string over_255(float v) {
     return buf;
 }
 
-std::vector<float> sample_eps(float eps, const std::vector<float>& per_class, const std::vector<int32_t>& labels) {
-    if (per_class.empty()) return std::vector<float>(labels.size(), eps);
+std::vector<float> per_sample_values(float v, const std::vector<float>& per_class, const std::vector<int32_t>& labels) {
+    if (per_class.empty()) return std::vector<float>(labels.size(), v);
     return attacks::class_wise(labels, per_class);
 }
 

@@ -28,8 +28,8 @@ Tensor noisy_start(const Tensor& x, float sigma, Rng& rng);
 // "8/255 (0.03137)": a radius or step in both forms.
 std::string over_255(float v);
 
-// ε_i = per_class[y_i] when per_class is given, else eps for every sample.
-std::vector<float> sample_eps(float eps, const std::vector<float>& per_class, const std::vector<int32_t>& labels);
+// v_i = per_class[y_i] when per_class is given, else v for every sample (class-wise ε, β).
+std::vector<float> per_sample_values(float v, const std::vector<float>& per_class, const std::vector<int32_t>& labels);
 
 // The clean tensors of model.state(), in that order (FGSM-RS's restore point).
 std::vector<Tensor> clone_state(nn::Module& model);

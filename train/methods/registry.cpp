@@ -1,6 +1,7 @@
 #include "train/methods/registry.h"
 
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -26,6 +27,20 @@ void validate(const MethodOptions& o) {
     check(o.fgsm_guard_steps >= 1, "fgsm guard steps must be >= 1, got " + std::to_string(o.fgsm_guard_steps));
     check(o.fgsm_guard_drop >= 0 && o.fgsm_guard_drop <= 1,
           "fgsm guard drop must be in [0, 1], got " + std::to_string(o.fgsm_guard_drop));
+}
+// A named choice for an enum flag; the help shows `names` instead of CLI11's name->number table.
+template <class E>
+CLI::Validator choice(const std::map<std::string, E>& values, const std::string& names) {
+    return CLI::Validator(
+        [values, names](std::string& text) -> std::string {
+            std::string key = text;
+            for (char& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+            const auto it = values.find(key);
+            if (it == values.end()) return "expected one of " + names + ", got '" + text + "'";
+            text = std::to_string(static_cast<int>(it->second));   // CLI11 then reads the enum from its number
+            return std::string();
+        },
+        names);
 }
 }  // namespace
 
@@ -68,7 +83,7 @@ void add_method_flags(CLI::App& app, MethodOptions& o) {
     app.add_option("--attack-mode", o.attack_mode,
                    "model mode while crafting: default (train for pgd_at, fgsm_rs, fat-cfa; eval for trades, mart, "
                    "fat-original, as in the reference codes) | train | eval")
-        ->transform(CLI::CheckedTransformer(modes, CLI::ignore_case))
+        ->transform(choice(modes, "default|train|eval"))
         ->group(g);
     app.add_flag("!--no-random-start", o.random_start,
                  "ablation: pgd_at/fgsm_rs start at x; trades/mart skip the 0.001*N(0,I) noise (trades then never "
@@ -77,7 +92,7 @@ void add_method_flags(CLI::App& app, MethodOptions& o) {
     app.add_option("--clean-forward", o.clean_forward,
                    "clean forward after each step, for training clean accuracy: default (train for pgd_at, as Rice/CFA: "
                    "BN running statistics also see clean batches; off otherwise) | off | train | eval")
-        ->transform(CLI::CheckedTransformer(clean, CLI::ignore_case))
+        ->transform(choice(clean, "default|off|train|eval"))
         ->group(g);
     app.add_option("--beta", o.beta, "trades: KL weight (default 6, CIFAR; paper uses 1 on MNIST); mart: KL weight "
                                      "(default 5, MART's ResNet-18 code; 6 for WRN)")
@@ -86,12 +101,12 @@ void add_method_flags(CLI::App& app, MethodOptions& o) {
     app.add_option("--trades-form", o.trades_form,
                    "original: CE + beta*KL (Zhang et al.) | cfa: (1-b)*CE + b*KL with b = beta/(1+beta), the CFA / "
                    "FAIR-TAT code form (= original/(1+beta)); default original")
-        ->transform(CLI::CheckedTransformer(forms, CLI::ignore_case))
+        ->transform(choice(forms, "original|cfa"))
         ->group(g);
     app.add_option("--fat-semantics", o.fat_semantics,
                    "original: Zhang et al.'s FAT (eval-mode attack, omega 0.001, dynamic tau) | cfa: CFA/FAIR-TAT's "
                    "FAT baseline (train mode, omega 0, tau 3; a counter that never re-arms); default original")
-        ->transform(CLI::CheckedTransformer(fat, CLI::ignore_case))
+        ->transform(choice(fat, "original|cfa"))
         ->group(g);
     app.add_option("--fat-tau", o.fat_tau,
                    "fat: early-stop budget tau (default -1: original -> dynamic 0/1/2 for epochs 1-50/51-90/91+; cfa -> 3)")

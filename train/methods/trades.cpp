@@ -41,7 +41,7 @@ Tensor Trades::adversarial(nn::Module& model, const Tensor& x, const Tensor& sta
         kl_div(clean, model(input), Reduction::Sum).backward();
         return input.grad().defined() ? input.grad() : Tensor::zeros(xa.shape(), DType::F32, xa.device());
     };
-    return sign_ascent(x, start, sample_eps(eps_, class_eps_, host_labels), alpha_, steps_, kl_gradient);
+    return sign_ascent(x, start, per_sample_values(eps_, class_eps_, host_labels), alpha_, steps_, kl_gradient);
 }
 
 BatchLoss Trades::outer_loss(nn::Module& model, const Tensor& x, const Tensor& x_adv, const Tensor& labels,
@@ -50,9 +50,10 @@ BatchLoss Trades::outer_loss(nn::Module& model, const Tensor& x, const Tensor& x
     const Tensor nat = model(x);
     const Tensor adv = model(x_adv.detach());
     const int64_t b = x.size(0);
+    const std::vector<float> betas = per_sample_values(beta_, class_beta_, host_labels);   // β_i: β, or β_{y_i}
     std::vector<float> w_ce(b), w_kl(b);
     for (int64_t i = 0; i < b; ++i) {
-        const float beta = class_beta_.empty() ? beta_ : attacks::class_wise({host_labels[i]}, class_beta_)[0];
+        const float beta = betas[i];
         const float scale = form_ == TradesForm::Original ? 1.f : 1.f / (1.f + beta);
         w_ce[i] = scale / static_cast<float>(b);
         w_kl[i] = scale * beta / static_cast<float>(b);
