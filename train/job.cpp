@@ -5,6 +5,7 @@
 #include <csignal>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <numeric>
 #include <sstream>
 
@@ -92,6 +93,21 @@ eval::BatchSource batches_of(std::shared_ptr<const data::Dataset> d, std::vector
     return src;
 }
 
+std::vector<int> top_classes(const data::Dataset& train, const std::string& rule) {
+    int64_t k = 0;
+    if (rule.rfind("top:", 0) == 0) {
+        try {
+            k = std::stoll(rule.substr(4));
+        } catch (const std::exception&) {
+            k = 0;
+        }
+    }
+    if (k < 2 || k > train.num_classes())
+        throw std::invalid_argument("--classes: expected all or top:K with 2 <= K <= " + std::to_string(train.num_classes()) +
+                                    ", got '" + rule + "'");
+    return data::most_frequent_classes(train.labels, train.num_classes(), static_cast<int>(k));
+}
+
 std::string eps_text(float eps) {
     std::ostringstream s;
     s.precision(4);
@@ -121,6 +137,10 @@ void add_job_flags(CLI::App& app, JobConfig& job) {
                    "validation images held out of training, per class: none, first:K (CFA/FAIR-TAT, K=100 on CIFAR-10), "
                    "last:K (FRL/WAT, K=300), fraction:F")->capture_default_str();
     app.add_option("--train-n", d.train_n, "train on N images, class-proportional, in dataset order (0: all)")
+        ->check(CLI::Range(int64_t{0}, int64_t{100000000}));
+    app.add_option("--classes", d.classes, "all, or top:K: the K classes with the most training images (FRL's GTSRB: top:17)")
+        ->capture_default_str();
+    app.add_option("--epoch-eval-n", d.epoch_eval_n, "per-epoch evaluation on the first N of the --eval-n test images (0: all)")
         ->check(CLI::Range(int64_t{0}, int64_t{100000000}));
     app.add_option("--eval-n", d.eval_n, "evaluate on the first N test images (0: all)")->check(CLI::Range(int64_t{0}, int64_t{100000000}));
     app.add_option("--batch-size", d.batch_size, "training batch size")->check(CLI::Range(int64_t{1}, int64_t{1000000}))->capture_default_str();
@@ -181,6 +201,12 @@ int run_job(JobConfig& job, std::ostream& out) {
     // ---- data ----------------------------------------------------------------------------------------------
     auto train_set = std::make_shared<data::Dataset>(data::load_dataset(job.data.dataset, "train", common.data_dir));
     auto test_set = std::make_shared<data::Dataset>(data::load_dataset(job.data.dataset, "test", common.data_dir));
+    if (job.data.classes != "all") {
+        const std::vector<int> kept = top_classes(*train_set, job.data.classes);
+        *train_set = data::select_classes(*train_set, kept);
+        *test_set = data::select_classes(*test_set, kept);
+        out << "classes: the " << kept.size() << " with the most training images (" << job.data.classes << ")\n";
+    }
     const data::Split split = make_split(*train_set, job.data.val_split);
     const std::vector<int64_t> train_idx = proportional_subset(split.train, *train_set, job.data.train_n);
     std::vector<int64_t> test_idx(static_cast<size_t>(job.data.eval_n > 0 ? std::min(job.data.eval_n, test_set->size()) : test_set->size()));
@@ -231,7 +257,10 @@ int run_job(JobConfig& job, std::ostream& out) {
     setup.method = method.get();
     setup.loader = &loader;
     if (!split.val.empty()) setup.evals.push_back({"val", batches_of(train_set, split.val, job.data.eval_batch_size, device)});
-    setup.evals.push_back({"test", batches_of(test_set, test_idx, job.data.eval_batch_size, device)});
+    std::vector<int64_t> epoch_test_idx = test_idx;
+    if (job.data.epoch_eval_n > 0 && job.data.epoch_eval_n < static_cast<int64_t>(test_idx.size()))
+        epoch_test_idx.resize(static_cast<size_t>(job.data.epoch_eval_n));
+    setup.evals.push_back({"test", batches_of(test_set, epoch_test_idx, job.data.eval_batch_size, device)});
     setup.class_names = train_set->class_names;
     setup.model_metadata = nn::checkpoint_metadata(arch, cfg, {job.method, eps, common.seed});
     setup.model_metadata["dataset"] = job.data.dataset;
@@ -261,6 +290,7 @@ int run_job(JobConfig& job, std::ostream& out) {
         attack_objs.back()->set_log(&out);
         attack_list.push_back(attack_objs.back().get());
     }
+    std::map<std::string, std::string> evaluated;   // "<ema?>:<epoch>" → the checkpoint evaluated for it
     for (const auto& which : split_list(job.final_checkpoints)) {
         const std::string file = (std::filesystem::path(common.out) / (which + ".safetensors")).string();
         if (!std::filesystem::exists(file)) {
@@ -268,6 +298,19 @@ int run_job(JobConfig& job, std::ostream& out) {
                 << (which.rfind("ema_", 0) == 0 ? "--ema" : "a per-epoch evaluation") << "); skipped\n";
             continue;
         }
+        // best_robust from the last epoch is last.safetensors again: evaluate the weights once.
+        const std::string key = (which.rfind("ema_", 0) == 0 ? "ema:" : ":") + nn::read_metadata(file).at("epoch");
+        if (evaluated.count(key)) {
+            const auto from = std::filesystem::path(common.out) / ("eval_" + evaluated[key]);
+            const auto to = std::filesystem::path(common.out) / ("eval_" + which);
+            std::filesystem::create_directories(to);
+            for (const char* f : {"results.json", "records.csv"})
+                std::filesystem::copy_file(from / f, to / f, std::filesystem::copy_options::overwrite_existing);
+            out << "final evaluation: " << which << " is the epoch of " << evaluated[key] << " (same weights): copied "
+                << from.string() << " to " << to.string() << "\n";
+            continue;
+        }
+        evaluated[key] = which;
         auto m = nn::make_model(arch, cfg);
         nn::load_model(*m, file);
         m->to(device);

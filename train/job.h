@@ -26,7 +26,11 @@ struct DataConfig {
     // start of each class, CFA's 2%).
     std::string val_split = "none";
     int64_t train_n = 0;          // train on N images, taken class-proportionally in dataset order (0: all)
+    // Classes kept: all, or top:K — the K classes with the most training images, relabelled 0..K-1 in that order
+    // (FRL's 17 GTSRB classes, fairness.md §B.5).
+    std::string classes = "all";
     int64_t eval_n = 0;           // evaluate on the first N test images (0: all)
+    int64_t epoch_eval_n = 0;     // the per-epoch evaluation uses the first N of those (0: all eval_n)
     int64_t batch_size = 128;
     int64_t eval_batch_size = 256;
     std::string augment = "default";   // default (the dataset's: crop+flip for CIFAR, none for MNIST/GTSRB), none, crop, flip, crop+flip
