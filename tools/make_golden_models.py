@@ -29,9 +29,7 @@ at 2.6e-8 of its layer's largest |input| (first dense block, row 30, column 20),
 other side, moving 99 gradient elements around it by up to 2.4e-3 of the gradient's scale; GoogLeNet and
 DenseNet-169 have the like. tests/test_golden_models.cpp says how it judges those three.
 """
-import json
 import os
-import struct
 import sys
 import time
 
@@ -40,6 +38,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pytorch_models import KEY_FIXTURES, make  # noqa: E402
+from safetensors_writer import safetensors_bytes  # noqa: E402
 
 BATCH = 2
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -87,18 +86,6 @@ def fill_model(model):
         sumsq += float((state[name].double() ** 2).sum())
     model.load_state_dict(state)
     return sumsq
-
-
-def safetensors_bytes(tensors, metadata):
-    header, blobs, offset = {'__metadata__': metadata}, [], 0
-    for name, t in tensors.items():
-        b = t.detach().contiguous().numpy().astype('<f4').tobytes()
-        header[name] = {'dtype': 'F32', 'shape': list(t.shape), 'data_offsets': [offset, offset + len(b)]}
-        blobs.append(b)
-        offset += len(b)
-    text = json.dumps(header, separators=(',', ':')).encode()
-    text += b' ' * (-len(text) % 8)
-    return struct.pack('<Q', len(text)) + text + b''.join(blobs)
 
 
 def run(arch, classes, channels, size, dtype):

@@ -21,16 +21,18 @@ replays exactly (uniform draws are exact float32 arithmetic; normal draws use th
 calls through Python's math module), in the order the C++ methods draw. Everything else runs in float64 from
 the float32 inputs, weights and starts: the fixture is the exact answer, and the C++ float32 run is compared to it.
 """
-import json
 import math
 import os
-import struct
+import sys
 from collections import OrderedDict
 
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from safetensors_writer import safetensors_bytes  # noqa: E402
 
 MASK = (1 << 64) - 1
 B, C, S, CLASSES = 8, 3, 8, 3
@@ -316,18 +318,6 @@ def run_case(name, state, x32, y):
                 out[f'{name}.after{step}.{k}'] = v.detach().clone()
     out[name + '.loss'] = torch.tensor(losses, dtype=torch.float64)
     return out
-
-
-def safetensors_bytes(tensors, metadata):
-    header, blobs, offset = {'__metadata__': metadata}, [], 0
-    for name, t in tensors.items():
-        b = t.detach().contiguous().numpy().astype('<f4').tobytes()
-        header[name] = {'dtype': 'F32', 'shape': list(t.shape), 'data_offsets': [offset, offset + len(b)]}
-        blobs.append(b)
-        offset += len(b)
-    text = json.dumps(header, separators=(',', ':')).encode()
-    text += b' ' * (-len(text) % 8)
-    return struct.pack('<Q', len(text)) + text + b''.join(blobs)
 
 
 def main():
