@@ -217,7 +217,11 @@ int run_job(JobConfig& job, std::ostream& out) {
 
     data::LoaderOptions lo;
     lo.batch_size = job.data.batch_size;
-    lo.augmentation = data::parse_augmentation(job.data.augment, job.data.pad_mode, job.data.dataset);
+    try {
+        lo.augmentation = data::parse_augmentation(job.data.augment, job.data.pad_mode, job.data.dataset);
+    } catch (const std::exception& e) {
+        throw std::invalid_argument(std::string("--augment / --pad-mode: ") + e.what());
+    }
     lo.device = device;
     Rng loader_rng(common.seed + 1);
     data::Loader loader(train_set, train_idx, lo, loader_rng);

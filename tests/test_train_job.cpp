@@ -1,0 +1,127 @@
+// A whole training job (train/job.h, what `train` and `quickstart` run) on a few hundred real Fashion-MNIST images:
+// the files it writes and what is in them, per-class rows of the validation split, the final evaluation, and bad
+// flag values. Skips without the dataset-fashion-mnist package.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "datasets/registry.h"
+#include "tests/skip.h"
+#include "tests/test_nn_util.h"
+#include "train/job.h"
+
+using namespace cw;
+using cw_nn_test::ScratchDir;
+
+namespace {
+
+bool fashion_mnist_present() {
+    try {
+        data::load_dataset("fashion-mnist", "test", "");
+        return true;
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
+std::string text_of(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+train::JobConfig small_job(const std::string& out) {
+    train::JobConfig job;
+    job.common.out = out;
+    job.common.epochs = 3;
+    job.common.seed = 1;
+    job.data.dataset = "fashion-mnist";
+    job.data.classes = "top:4";
+    job.data.val_split = "first:10";
+    job.data.train_n = 400;
+    job.data.eval_n = 80;
+    job.data.batch_size = 40;
+    job.method = "trades";
+    job.method_options.steps = 3;
+    job.trainer.recipe.lr = 0.1;
+    job.trainer.eval_steps = 3;
+    job.trainer.audit_steps = 4;
+    job.trainer.ema.every = "epoch";
+    job.trainer.ema.start_epoch = 0;
+    job.final_attacks = "fgsm";
+    job.final_checkpoints = "last,best_fair,ema_last";
+    return job;
+}
+
+}  // namespace
+
+TEST_CASE("train job: files, validation rows, checkpoints and the final per-class evaluation", "[train][real-data]") {
+    if (!fashion_mnist_present()) CW_SKIP("Fashion-MNIST not found (apt-get install dataset-fashion-mnist)");
+    ScratchDir dir;
+    train::JobConfig job = small_job(dir.path.string());
+    std::ostringstream log;
+    REQUIRE(train::run_job(job, log) == 0);
+    INFO(log.str());
+    const auto& p = dir.path;
+    for (const char* f : {"job.json", "history.csv", "train_log.csv", "steps.csv", "selection.json", "state.safetensors",
+                          "last.safetensors", "best_robust.safetensors", "best_fair.safetensors",
+                          "ema_last.safetensors", "eval_last/results.json", "eval_best_fair/results.json",
+                          "eval_ema_last/results.json"})
+        CHECK(std::filesystem::exists(p / f));
+
+    // 4 classes kept (the most frequent; Fashion-MNIST's are equal, so the first four), 10 validation images each,
+    // 400 training images (100 per class), the first 80 test images.
+    const auto jobj = nlohmann::json::parse(text_of(p / "job.json"));
+    CHECK(jobj["train_images"] == 400);
+    CHECK(jobj["test_images"] == 80);
+    const std::string history = text_of(p / "history.csv");
+    CHECK(history.rfind("epoch,eval,overall,T-shirt/top,Trouser,Pullover,Dress\n", 0) == 0);
+    for (const char* row : {"\n3,val_clean,", "\n3,val_pgd3,", "\n3,test_clean,", "\n3,ema_val_pgd3,", "\n3,train_adv,"})
+        CHECK(history.find(row) != std::string::npos);
+
+    const auto results = nlohmann::json::parse(text_of(p / "eval_last/results.json"));
+    CHECK(results["experiment"] == "train");
+    CHECK(results["method"] == "trades");
+    CHECK(results["num_examples"] == 80);
+    CHECK(results["classes"].size() == 4);
+    REQUIRE(results["evaluations"].size() == 2);
+    CHECK(results["evaluations"][1]["name"] == "fgsm");
+    // A few hundred images and two epochs already separate trousers from shirts-like classes: well above chance.
+    CHECK(results["evaluations"][0]["accuracy"].get<double>() > 0.5);
+
+    const auto selection = nlohmann::json::parse(text_of(p / "selection.json"));
+    CHECK(selection["split"] == "val");
+    CHECK(selection["best"]["fair"]["epoch"].get<int>() >= 1);
+
+    // A finished run resumed does nothing more and keeps its results.
+    train::JobConfig again = small_job(dir.path.string());
+    again.common.resume = true;
+    std::ostringstream log2;
+    REQUIRE(train::run_job(again, log2) == 0);
+    CHECK(log2.str().find("resumed from") != std::string::npos);
+    CHECK(log2.str().find("epoch 1/3") == std::string::npos);
+}
+
+TEST_CASE("train job: bad flag values are one message naming the flag", "[train]") {
+    ScratchDir dir;
+    auto message = [&](auto mutate) {
+        train::JobConfig job = small_job(dir.path.string());
+        mutate(job);
+        std::ostringstream log;
+        try {
+            train::run_job(job, log);
+        } catch (const std::exception& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    if (!fashion_mnist_present()) CW_SKIP("Fashion-MNIST not found (apt-get install dataset-fashion-mnist)");
+    CHECK_THAT(message([](train::JobConfig& j) { j.data.val_split = "first"; }), Catch::Contains("--val-split"));
+    CHECK_THAT(message([](train::JobConfig& j) { j.data.classes = "top:99"; }), Catch::Contains("--classes"));
+    CHECK_THAT(message([](train::JobConfig& j) { j.eps = "300/255"; }), Catch::Contains("--eps"));
+    CHECK_THAT(message([](train::JobConfig& j) { j.method = "madry"; }), Catch::Contains("madry"));
+    CHECK_THAT(message([](train::JobConfig& j) { j.data.augment = "sideways"; }), Catch::Contains("--augment"));
+}
