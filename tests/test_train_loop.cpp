@@ -367,3 +367,10 @@ TEST_CASE("selection rules: Rice's best robust and CFA's best average-plus-worst
     CHECK(selection_score(SelectRule::Fair, a) == Approx(1.25));
     CHECK(selection_score(SelectRule::Fair, b) == Approx(1.0));
 }
+
+TEST_CASE("trainer: a selection split the run does not have is an error naming --select-split", "[train]") {
+    ScratchDir dir;
+    Run run(dir.path.string());
+    run.config.select_split = "val";
+    CHECK_THROWS_WITH(run.go(), Catch::Contains("--select-split: no evaluation split 'val' (this run has: test)"));
+}

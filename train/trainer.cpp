@@ -112,6 +112,16 @@ struct Trainer::Impl {
             c.select_split = s.evals.front().name;
             for (const auto& e : s.evals)
                 if (e.name == "val") c.select_split = "val";
+        } else if (!c.select_split.empty()) {
+            std::string have;
+            bool found = false;
+            for (const auto& e : s.evals) {
+                have += (have.empty() ? "" : ", ") + e.name;
+                found = found || e.name == c.select_split;
+            }
+            if (!found)
+                throw std::invalid_argument("--select-split: no evaluation split '" + c.select_split + "' (this run has: " +
+                                            (have.empty() ? std::string("none") : have) + ")");
         }
     }
 
