@@ -13,6 +13,7 @@
 #include "nn/training_state.h"
 #include "tests/test_nn_util.h"
 #include "train/class_stats.h"
+#include "train/csv_rows.h"
 #include "train/step_audit.h"
 #include "train/trainer.h"
 
@@ -373,4 +374,21 @@ TEST_CASE("trainer: a selection split the run does not have is an error naming -
     Run run(dir.path.string());
     run.config.select_split = "val";
     CHECK_THROWS_WITH(run.go(), Catch::Contains("--select-split: no evaluation split 'val' (this run has: test)"));
+}
+
+TEST_CASE("training CSVs: a resumed run cuts the file back to the resumed epoch", "[train]") {
+    ScratchDir dir;
+    const std::string path = (dir.path / "history.csv").string();
+    {
+        std::ofstream f(path);
+        f << "epoch,eval,overall\n1,a,0.1\n2,a,0.2\n2,b,0.25\n3,a,0.3\n10,a,1\n";
+    }
+    keep_rows_up_to(path, "epoch,eval,overall", 2);   // e.g. a crash after epoch 3's rows, before its state
+    CHECK(file_text(path) == "epoch,eval,overall\n1,a,0.1\n2,a,0.2\n2,b,0.25\n");
+    keep_rows_up_to(path, "epoch,eval,overall,extra", 2);   // another header: another run, start afresh
+    CHECK(file_text(path) == "epoch,eval,overall,extra\n");
+    keep_rows_up_to(path, "epoch,eval,overall,extra", -1);
+    CHECK(file_text(path) == "epoch,eval,overall,extra\n");
+    CHECK(csv_field("Speed limit (20km/h)") == "Speed limit (20km/h)");
+    CHECK(csv_field("a,b \"c\"") == "\"a,b \"\"c\"\"\"");
 }
