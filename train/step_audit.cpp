@@ -96,18 +96,17 @@ void StepsCsv::write(int64_t step, int64_t epoch, int64_t batch, double lr, cons
     std::ostringstream s;
     s.precision(9);
     const std::string prefix = std::to_string(step) + "," + std::to_string(epoch) + "," + std::to_string(batch) + ",";
-    s << prefix << lr << ",all,all," << [&] {
-        int64_t n = 0;
-        for (const auto& c : shares.classes) n += c.n;
-        return n;
-    }() << "," << shares.loss << ",," << shares.grad_norm << ",1";
+    int64_t batch_size = 0;
+    for (const auto& c : shares.classes) batch_size += c.n;
+    s << prefix << lr << ",all,all," << batch_size << "," << shares.loss << ","
+      << (batch_size ? shares.loss : 0.0) << "," << shares.grad_norm << ",1";
     for (size_t j = 0; j < state_names_.size(); ++j) s << ",";
     s << "\n";
     for (size_t k = 0; k < shares.classes.size(); ++k) {
         const ClassShare& c = shares.classes[k];
         s << prefix << lr << "," << k << "," << csv_field(k < class_names_.size() ? class_names_[k] : std::to_string(k))
           << "," << c.n << "," << c.loss << ",";
-        if (c.n > 0) s << c.loss / static_cast<double>(c.n);
+        if (c.n > 0) s << c.loss / static_cast<double>(c.n) * static_cast<double>(batch_size);
         s << "," << c.grad_norm << "," << c.cosine;
         for (size_t j = 0; j < state_names_.size(); ++j) {
             s << ",";

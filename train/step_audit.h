@@ -36,8 +36,9 @@ StepShares audit_gradient_shares(const Tensor& per_sample, const std::vector<int
 // steps.csv, long format: one row per audited step and class, plus a row "all" for the whole batch.
 //   step,epoch,batch,lr,class,name,n,loss,loss_mean,grad_norm,cosine,<method state columns>
 // step: optimiser steps taken before this one (0-based); epoch, batch: 1-based; loss: the class's share of the batch
-// loss; loss_mean = loss / n (comparable across classes); cosine: with the full gradient (1 for "all"); the method's
-// per-class state (e.g. eps, weight) follows, empty on the "all" row.
+// loss (the class rows add up to "all"); loss_mean = loss · B / n, the class's mean per-sample loss without the 1/B
+// (the mean CE for the CE methods; on the "all" row the batch loss); cosine: with the full gradient (1 for "all");
+// the method's per-class state (e.g. eps, weight) follows, empty on the "all" row.
 class StepsCsv {
 public:
     // Opens `path`; with resume_after_step >= 0 it keeps the rows of steps <= that step (a resumed run continues
