@@ -97,6 +97,7 @@ struct Run {
     Rng loader_rng;
     std::unique_ptr<data::Loader> loader;
     TrainerConfig config;
+    bool with_val = false;
 
     Run(const std::string& out, uint64_t seed = 5) : loader_rng(seed + 1) {
         manual_seed(seed);
@@ -128,6 +129,7 @@ struct Run {
         data::Batch b = data::make_batch(*test, idx);
         batches.push_back({b.images, b.labels, b.indices});
         s.evals = {{"test", eval::batches_from(batches)}};
+        if (with_val) s.evals.insert(s.evals.begin(), {"val", eval::batches_from(batches)});
         s.class_names = data->class_names;
         s.model_metadata = {{"arch", "toy"}};
         return Trainer(s, config).run();
@@ -391,4 +393,35 @@ TEST_CASE("training CSVs: a resumed run cuts the file back to the resumed epoch"
     CHECK(file_text(path) == "epoch,eval,overall,extra\n");
     CHECK(csv_field("Speed limit (20km/h)") == "Speed limit (20km/h)");
     CHECK(csv_field("a,b \"c\"") == "\"a,b \"\"c\"\"\"");
+}
+
+TEST_CASE("trainer: FAWA averages an epoch in only when its worst validation class clears the threshold", "[train]") {
+    ScratchDir plain_dir, open_dir, closed_dir;
+    Run plain(plain_dir.path.string());   // per-epoch EMA from epoch 0
+    plain.go();
+
+    Run open(open_dir.path.string());     // threshold 0: every epoch accepted = the plain per-epoch EMA
+    open.with_val = true;
+    open.config.ema.every = "fawa";
+    open.config.ema.fawa_threshold = 0.f;
+    open.go();
+    auto a = toy_model(), b = toy_model();
+    nn::load_model(*a, (plain_dir.path / "ema_last.safetensors").string());
+    nn::load_model(*b, (open_dir.path / "ema_last.safetensors").string());
+    CHECK(state_values(*a) == state_values(*b));
+    CHECK_THAT(file_text(open_dir.path / "selection.json"), Catch::Contains("\"accepted\": 3"));
+
+    Run closed(closed_dir.path.string());   // threshold above any accuracy: nothing is averaged in
+    closed.with_val = true;
+    closed.config.ema.every = "fawa";
+    closed.config.ema.fawa_threshold = 1.f + 1e-6f;
+    const TrainResult r = closed.go();
+    CHECK_FALSE(std::filesystem::exists(closed_dir.path / "ema_last.safetensors"));
+    CHECK(r.ema_last_path.empty());
+    CHECK_THAT(file_text(closed_dir.path / "selection.json"), Catch::Contains("\"rejected\": 3"));
+    CHECK(file_text(closed_dir.path / "history.csv").find("\n3,fawa,0,") != std::string::npos);
+
+    Run no_val(closed_dir.path.string());
+    no_val.config.ema.every = "fawa";
+    CHECK_THROWS_WITH(no_val.go(), Catch::Contains("--ema fawa: needs a validation split"));
 }

@@ -171,8 +171,12 @@ void add_job_flags(CLI::App& app, JobConfig& job) {
     app.add_option("--eval-every", t.eval_every, "evaluate after every N-th epoch (always after the last)")
         ->check(CLI::Range(int64_t{1}, int64_t{1000000}))->capture_default_str();
     app.add_option("--select-split", t.select_split, "split the best checkpoints are chosen on (default: val if any, else test)");
-    app.add_option("--ema", t.ema.every, "weight averaging: off, epoch (CFA/FAIR-TAT) or step")
-        ->check(CLI::IsMember({"off", "epoch", "step"}))->capture_default_str();
+    app.add_option("--ema", t.ema.every, "weight averaging: off, epoch (CFA/FAIR-TAT), step, or fawa (CFA's "
+                                         "fairness-aware averaging on the validation split; needs --val-split)")
+        ->check(CLI::IsMember({"off", "epoch", "step", "fawa"}))->capture_default_str();
+    app.add_option("--fawa-threshold", t.ema.fawa_threshold, "fawa: least worst-class validation PGD accuracy for an "
+                                                             "epoch to join the average (CFA paper 0.2, code 0.24)")
+        ->check(CLI::Range(0.f, 1.f))->capture_default_str();
     app.add_option("--ema-decay", t.ema.decay, "EMA decay (CFA paper / FAIR-TAT 0.85; CFA code 0.88; per-step 0.999)")
         ->check(CLI::Range(0.f, 1.f))->capture_default_str();
     app.add_option("--ema-start", t.ema.start_epoch, "first epoch (0-based) that updates the average (CFA paper 50, codes 0)")

@@ -18,6 +18,7 @@
 #include "nn/checkpoint.h"
 #include "nn/module.h"
 #include "train/class_stats.h"
+#include "train/epoch_eval.h"
 
 namespace cw::train {
 
@@ -41,11 +42,27 @@ struct BatchLoss {
     Tensor logits;
 };
 
+// The validation split (the images --val-split holds out of training, no augmentation) as the fair methods see
+// it: FRL's multiplier updates and WAT's Hedge weights are computed on it. Null when the run has no validation split.
+struct Validation {
+    const EvalSplit* split = nullptr;
+    uint64_t seed = 0;                      // for evaluate_split's attack randomness
+};
+
 // What a method learns at the end of an epoch.
 struct EpochEnd {
     int64_t epoch;                          // 0-based, the epoch just finished
     const ClassStats& train;                // per-class counts from BatchLoss::logits over the epoch
     nn::Module& model;
+    Validation validation = {};
+};
+
+// Before the first batch of every epoch (not again when a resumed run continues an epoch midway: whatever the
+// method decides here must be in its saved state).
+struct EpochStart {
+    int64_t epoch;                          // 0-based
+    nn::Module& model;
+    Validation validation = {};
 };
 
 // A method may end training early (FGSM-RS's catastrophic-overfitting guard). If restore is set the trainer
@@ -66,6 +83,7 @@ public:
     virtual std::string name() const = 0;         // registry name, e.g. "pgd_at"
     virtual std::string describe() const = 0;     // one line: the method and every setting that changes its loss
     virtual BatchLoss batch_loss(const BatchInput& in) = 0;
+    virtual void start_epoch(const EpochStart& start) {}
     virtual EpochDecision end_epoch(const EpochEnd& end) { return {}; }
 
     virtual CleanForward clean_forward_after_step() const { return CleanForward::Off; }

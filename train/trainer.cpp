@@ -79,6 +79,7 @@ struct Trainer::Impl {
     std::vector<uint64_t> epoch_loader_rng;   // the loader's stream at the start of the epoch in progress
     ClassStats stats;
     int64_t clean_correct = 0, clean_seen = 0;
+    int64_t fawa_accepted = 0, fawa_rejected = 0;
     std::map<std::string, SelectedCheckpoint> best;
 
     std::string path(const std::string& file) const { return (std::filesystem::path(c.out_dir) / file).string(); }
@@ -92,8 +93,12 @@ struct Trainer::Impl {
         opt = make_optimizer(c.recipe, s.model->parameters());
         schedule = make_schedule(c.recipe, static_cast<double>(c.epochs));
         if (c.ema.every != "off") {
-            if (c.ema.every != "epoch" && c.ema.every != "step")
-                throw std::invalid_argument("--ema: expected off, epoch or step, got '" + c.ema.every + "'");
+            if (c.ema.every != "epoch" && c.ema.every != "step" && c.ema.every != "fawa")
+                throw std::invalid_argument("--ema: expected off, epoch, step or fawa, got '" + c.ema.every + "'");
+            bool has_val = false;
+            for (const auto& e : s.evals) has_val = has_val || e.name == "val";
+            if (c.ema.every == "fawa" && !has_val)
+                throw std::invalid_argument("--ema fawa: needs a validation split (--val-split first:K, CFA's 2%)");
             if (!s.new_model) throw std::invalid_argument("Trainer: EMA needs TrainSetup::new_model");
             auto avg = s.new_model();
             avg->to(s.model->device());
@@ -153,6 +158,7 @@ struct Trainer::Impl {
         m["trainer.stats.predicted"] = join(stats.predicted);
         m["trainer.stats.loss_sum"] = join(stats.loss_sum);
         m["trainer.clean"] = std::to_string(clean_correct) + "," + std::to_string(clean_seen);
+        m["trainer.fawa"] = std::to_string(fawa_accepted) + "," + std::to_string(fawa_rejected);
         for (const auto& [rule, b] : best)
             m["trainer.best." + rule] = std::to_string(b.epoch) + "," + join(std::vector<double>{b.score});
         nn::save_training_state(path("state.safetensors"), st);
@@ -182,6 +188,9 @@ struct Trainer::Impl {
         const auto clean = split_as<int64_t>(need(m, "trainer.clean", p));
         clean_correct = clean.at(0);
         clean_seen = clean.at(1);
+        const auto fawa = split_as<int64_t>(need(m, "trainer.fawa", p));
+        fawa_accepted = fawa.at(0);
+        fawa_rejected = fawa.at(1);
         for (const auto& [k, v] : m) {
             if (k.rfind("trainer.best.", 0) != 0) continue;
             const auto parts = split_as<double>(v);
@@ -198,45 +207,78 @@ struct Trainer::Impl {
         return true;
     }
 
+    Validation validation() const {
+        for (const auto& e : s.evals)
+            if (e.name == "val") return {&e, c.seed};
+        return {};
+    }
+
     void log_line(const std::string& line) {
         if (c.log) *c.log << line << std::endl;
     }
 
     // Per-epoch evaluation of the model (prefix "") and the EMA model ("ema_") on every split; history rows,
     // best checkpoints.
-    void evaluate_epoch(HistoryCsv& history) {
-        std::vector<std::pair<std::string, nn::Module*>> models = {{"", s.model.get()}};
-        if (ema && ema->num_updates() > 0) models.push_back({"ema_", &ema->averaged()});
+    // Per-epoch evaluation of one model (prefix "" for the trained model, "ema_" for the average) on every split:
+    // history rows, the epoch summary line, best checkpoints on the selection split. Returns the scores by split.
+    std::map<std::string, SplitScores> evaluate_model(const std::string& prefix, nn::Module& model, HistoryCsv& history) {
+        std::map<std::string, SplitScores> scores;
         const std::string pgd = eval_attack->name();
-        for (const auto& [prefix, model] : models) {
-            for (const EvalSplit& split : s.evals) {
-                const SplitScores sc = evaluate_split(*model, split, *eval_attack, C, c.seed);
-                history.row(epoch, prefix + split.name + "_clean", sc.clean.accuracy, sc.clean.per_class_accuracy);
-                history.row(epoch, prefix + split.name + "_" + pgd, sc.robust.accuracy, sc.robust.per_class_accuracy);
-                std::ostringstream line;
-                line.setf(std::ios::fixed);
-                line.precision(1);
-                line << "  " << prefix << split.name << ": clean " << 100 * sc.clean.accuracy << "%, " << pgd << " "
-                     << 100 * sc.robust.accuracy << "% (worst class " << s.class_names[static_cast<size_t>(std::max(0, sc.robust.worst_class))]
-                     << " " << 100 * (sc.robust.worst_class >= 0 ? sc.robust.per_class_accuracy[static_cast<size_t>(sc.robust.worst_class)] : 0.0)
-                     << "%)";
-                if (split.name == c.select_split) {
-                    for (SelectRule rule : {SelectRule::Robust, SelectRule::Fair}) {
-                        const std::string key = prefix + rule_name(rule);
-                        const double score = selection_score(rule, sc);
-                        auto it = best.find(key);
-                        if (it == best.end() || score > it->second.score) {
-                            const std::string file = path("best_" + key + ".safetensors");
-                            nn::save_model(*model, file, checkpoint_meta(prefix, "best_" + key));
-                            best[key] = {epoch, score, file};
-                            line << "  new best " << key;
-                        }
+        for (const EvalSplit& split : s.evals) {
+            const SplitScores sc = evaluate_split(model, split, *eval_attack, C, c.seed);
+            scores[split.name] = sc;
+            history.row(epoch, prefix + split.name + "_clean", sc.clean.accuracy, sc.clean.per_class_accuracy);
+            history.row(epoch, prefix + split.name + "_" + pgd, sc.robust.accuracy, sc.robust.per_class_accuracy);
+            std::ostringstream line;
+            line.setf(std::ios::fixed);
+            line.precision(1);
+            line << "  " << prefix << split.name << ": clean " << 100 * sc.clean.accuracy << "%, " << pgd << " "
+                 << 100 * sc.robust.accuracy << "% (worst class " << s.class_names[static_cast<size_t>(std::max(0, sc.robust.worst_class))]
+                 << " " << 100 * worst_class_accuracy(sc.robust) << "%)";
+            if (split.name == c.select_split) {
+                for (SelectRule rule : {SelectRule::Robust, SelectRule::Fair}) {
+                    const std::string key = prefix + rule_name(rule);
+                    const double score = selection_score(rule, sc);
+                    auto it = best.find(key);
+                    if (it == best.end() || score > it->second.score) {
+                        const std::string file = path("best_" + key + ".safetensors");
+                        nn::save_model(model, file, checkpoint_meta(prefix, "best_" + key));
+                        best[key] = {epoch, score, file};
+                        line << "  new best " << key;
                     }
                 }
-                log_line(line.str());
             }
+            log_line(line.str());
         }
-        write_selection();
+        return scores;
+    }
+
+    static double worst_class_accuracy(const fairness::ClassMetrics& m) {
+        return m.worst_class >= 0 ? m.per_class_accuracy[static_cast<size_t>(m.worst_class)] : 0.0;
+    }
+
+    // CFA's fairness-aware weight averaging (fairness.md §C.3): the average takes the epoch's model only if every
+    // class keeps at least the threshold of robust accuracy on the validation split.
+    void fawa_update(const std::map<std::string, SplitScores>& scores, int64_t finished_epoch, HistoryCsv& history) {
+        if (finished_epoch < c.ema.start_epoch) return;
+        auto it = scores.find("val");
+        const SplitScores val = it != scores.end() ? it->second : evaluate_split(*s.model, *validation().split, *eval_attack, C, c.seed);
+        const double worst = worst_class_accuracy(val.robust);
+        const bool accept = worst >= c.ema.fawa_threshold;
+        if (accept) {
+            ema->update(*s.model);
+            ++fawa_accepted;
+        } else {
+            ++fawa_rejected;
+        }
+        history.row(epoch, "fawa", accept ? 1.0 : 0.0, val.robust.per_class_accuracy);
+        std::ostringstream line;
+        line.setf(std::ios::fixed);
+        line.precision(1);
+        line << "  fawa: worst validation class " << 100 * worst << "% " << (accept ? ">=" : "<") << " threshold "
+             << 100 * c.ema.fawa_threshold << "%: " << (accept ? "averaged in" : "rejected") << " (" << fawa_accepted
+             << " accepted, " << fawa_rejected << " rejected so far)";
+        log_line(line.str());
     }
 
     nn::Metadata checkpoint_meta(const std::string& prefix, const std::string& which) const {
@@ -255,6 +297,8 @@ struct Trainer::Impl {
                       {"fair", "highest overall + worst-class PGD accuracy on the selection split (CFA)"},
                       {"last", "the model after the last completed epoch (FAIR-TAT)"}};
         for (const auto& [key, b] : best) j["best"][key] = {{"epoch", b.epoch}, {"score", b.score}, {"path", b.path}};
+        if (c.ema.every == "fawa")
+            j["fawa"] = {{"threshold", c.ema.fawa_threshold}, {"accepted", fawa_accepted}, {"rejected", fawa_rejected}};
         j["last"] = {{"epoch", epoch}, {"path", path("last.safetensors")}};
         eval::write_file_atomic(path("selection.json"), j.dump(2) + "\n");
     }
@@ -292,6 +336,7 @@ struct Trainer::Impl {
             data::Batch b;
             for (int64_t i = 0; i < batches_done; ++i)
                 if (!loader.next(b)) throw std::runtime_error("resume: the epoch has fewer batches than the saved state says");
+            if (batches_done == 0) s.method->start_epoch(EpochStart{epoch, *s.model, validation()});
             progress.start_epoch(epoch);
             s.model->train();
             // The lr of the last batch trained (the log's value even when a resumed epoch has no batch left).
@@ -368,14 +413,13 @@ struct Trainer::Impl {
     }
 
     void end_epoch(HistoryCsv& history, TrainLogCsv& train_log, nn::Progress& progress, double lr, TrainResult& result) {
-        EpochDecision decision = s.method->end_epoch(EpochEnd{epoch, stats, *s.model});
+        EpochDecision decision = s.method->end_epoch(EpochEnd{epoch, stats, *s.model, validation()});
         if (decision.stop && !decision.restore_state.empty()) {
             auto state = s.model->state();
             if (state.size() != decision.restore_state.size())
                 throw std::logic_error("method " + s.method->name() + ": restore_state does not match the model");
             for (size_t j = 0; j < state.size(); ++j) state[j].tensor->copy_from(decision.restore_state[j]);
         }
-        if (ema) ema->after_epoch(*s.model, epoch);
         const int64_t done = epoch + 1;
         const std::vector<double> train_acc = stats.accuracy();
         history.row(done, "train_adv", stats.total_seen() ? static_cast<double>(stats.total_correct()) / stats.total_seen() : 0.0,
@@ -395,7 +439,12 @@ struct Trainer::Impl {
 
         epoch = done;   // from here on `epoch` counts completed epochs, as checkpoints and history rows record
         const bool last_epoch = done == c.epochs || decision.stop;
-        if (!s.evals.empty() && c.eval_every > 0 && (done % c.eval_every == 0 || last_epoch)) evaluate_epoch(history);
+        const bool eval_now = !s.evals.empty() && c.eval_every > 0 && (done % c.eval_every == 0 || last_epoch);
+        std::map<std::string, SplitScores> scores;
+        if (eval_now) scores = evaluate_model("", *s.model, history);
+        if (ema && c.ema.every == "fawa") fawa_update(scores, done - 1, history);
+        else if (ema) ema->after_epoch(*s.model, done - 1);
+        if (eval_now && ema && ema->num_updates() > 0) evaluate_model("ema_", ema->averaged(), history);
         nn::save_model(*s.model, path("last.safetensors"), checkpoint_meta("", "last"));
         if (ema && ema->num_updates() > 0) nn::save_model(ema->averaged(), path("ema_last.safetensors"), checkpoint_meta("ema_", "ema_last"));
         write_selection();

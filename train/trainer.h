@@ -38,9 +38,13 @@
 namespace cw::train {
 
 struct EmaConfig {
-    std::string every = "off";   // off, epoch (CFA / FAIR-TAT, training.md §10.1), step (§10.3)
+    // off; epoch (CFA / FAIR-TAT, training.md §10.1); step (§10.3); fawa (CFA's fairness-aware averaging,
+    // fairness.md §C.3: an epoch's model joins the average only if its worst validation class keeps PGD accuracy
+    // >= fawa_threshold; needs a validation split)
+    std::string every = "off";
     float decay = 0.85f;         // CFA paper / FAIR-TAT code; per-step EMA usually 0.999
     int64_t start_epoch = 50;    // 0-based; CFA paper 50, both reference codes 0
+    float fawa_threshold = 0.2f; // CFA paper 0.2, CFA code 0.24
 };
 
 struct TrainerConfig {
