@@ -5,6 +5,9 @@
 #include <vector>
 
 #include "attacks/early_stop_pgd.h"
+#include "fairness/methods/cfa_options.h"
+#include "fairness/methods/frl_options.h"
+#include "fairness/methods/longtail_options.h"
 #include "train/method.h"
 
 namespace cw::train {
@@ -36,6 +39,10 @@ struct MethodOptions {
     int fgsm_guard_steps = 5;
     float fgsm_guard_alpha = -1;       // < 0: ε/4 (Wong's 2/255 at ε = 8/255)
     float fgsm_guard_drop = 0.2f;      // stop when the check's robust accuracy falls by more than this
+
+    CfaOptions cfa;                    // CFA, FAIR-TAT (fairness/methods/)
+    FrlOptions frl;                    // FRL, WAT
+    LongTailOptions longtail;          // long-tail remedies, BAT
 
     float resolved_alpha() const { return alpha >= 0 ? alpha : 2.5f * eps / static_cast<float>(steps > 0 ? steps : 1); }
 };

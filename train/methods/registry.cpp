@@ -6,6 +6,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "train/methods/family.h"
 #include "train/methods/fat.h"
 #include "train/methods/fgsm_rs.h"
 #include "train/methods/mart.h"
@@ -45,24 +46,31 @@ CLI::Validator choice(const std::map<std::string, E>& values, const std::string&
 }  // namespace
 
 const std::vector<std::string>& method_names() {
-    static const std::vector<std::string> names{"natural", "pgd_at", "fgsm_rs", "trades", "fat", "mart"};
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> all;
+        for (const auto& f : method_families()) all.insert(all.end(), f.names.begin(), f.names.end());
+        return all;
+    }();
     return names;
 }
 
 MethodPtr make_method(const std::string& name, const MethodOptions& o) {
     validate(o);
-    if (name == "natural") return std::make_unique<Natural>(o);
-    if (name == "pgd_at") return std::make_unique<PgdAt>(o);
-    if (name == "fgsm_rs") return std::make_unique<FgsmRs>(o);
-    if (name == "trades") return std::make_unique<Trades>(o);
-    if (name == "fat") return std::make_unique<Fat>(o);
-    if (name == "mart") return std::make_unique<Mart>(o);
+    for (const auto& f : method_families())
+        for (const auto& n : f.names)
+            if (n == name) return f.make(name, o);
     std::string known;
     for (const auto& n : method_names()) known += (known.empty() ? "" : ", ") + n;
     throw std::invalid_argument("unknown training method '" + name + "' (known: " + known + ")");
 }
 
 void add_method_flags(CLI::App& app, MethodOptions& o) {
+    for (const auto& f : method_families())
+        if (f.add_flags) f.add_flags(app, o);
+}
+
+namespace {
+void add_baseline_flags(CLI::App& app, MethodOptions& o) {
     const std::map<std::string, ModeChoice> modes{
         {"default", ModeChoice::Default}, {"train", ModeChoice::Train}, {"eval", ModeChoice::Eval}};
     const std::map<std::string, CleanForwardChoice> clean{{"default", CleanForwardChoice::Default},
@@ -124,6 +132,24 @@ void add_method_flags(CLI::App& app, MethodOptions& o) {
     app.add_option("--fgsm-guard-drop", o.fgsm_guard_drop,
                    "fgsm_rs guard: stop when robust accuracy falls by more than this (default 0.2)")
         ->group(g);
+}
+
+}  // namespace
+
+MethodFamily baseline_family() {
+    MethodFamily f;
+    f.title = "Training method";
+    f.names = {"natural", "pgd_at", "fgsm_rs", "trades", "fat", "mart"};
+    f.make = [](const std::string& name, const MethodOptions& o) -> MethodPtr {
+        if (name == "natural") return std::make_unique<Natural>(o);
+        if (name == "pgd_at") return std::make_unique<PgdAt>(o);
+        if (name == "fgsm_rs") return std::make_unique<FgsmRs>(o);
+        if (name == "trades") return std::make_unique<Trades>(o);
+        if (name == "fat") return std::make_unique<Fat>(o);
+        return std::make_unique<Mart>(o);
+    };
+    f.add_flags = add_baseline_flags;
+    return f;
 }
 
 }  // namespace cw::train

@@ -1,0 +1,11 @@
+#include "train/methods/family.h"
+
+namespace cw::train {
+
+const std::vector<MethodFamily>& method_families() {
+    static const std::vector<MethodFamily> families{baseline_family(), cfa_fairtat_family(), frl_wat_family(),
+                                                    longtail_bat_family()};
+    return families;
+}
+
+}  // namespace cw::train
