@@ -10,6 +10,8 @@
 #include "datasets/registry.h"
 #include "tests/skip.h"
 #include "tests/test_nn_util.h"
+#include "nn/checkpoint.h"
+#include "nn/model_registry.h"
 #include "train/job.h"
 
 using namespace cw;
@@ -124,4 +126,44 @@ TEST_CASE("train job: bad flag values are one message naming the flag", "[train]
     CHECK_THAT(message([](train::JobConfig& j) { j.eps = "300/255"; }), Catch::Contains("--eps"));
     CHECK_THAT(message([](train::JobConfig& j) { j.method = "madry"; }), Catch::Contains("madry"));
     CHECK_THAT(message([](train::JobConfig& j) { j.data.augment = "sideways"; }), Catch::Contains("--augment"));
+}
+
+TEST_CASE("train job: --init starts from a checkpoint's weights", "[train][real-data]") {
+    if (!fashion_mnist_present()) CW_SKIP("Fashion-MNIST not found (apt-get install dataset-fashion-mnist)");
+    ScratchDir first_dir, second_dir;
+    train::JobConfig first = small_job(first_dir.path.string());
+    first.common.epochs = 1;
+    first.final_checkpoints = "";
+    std::ostringstream log;
+    REQUIRE(train::run_job(first, log) == 0);
+
+    // A second run from those weights with a vanishing learning rate keeps them (parameters; BN statistics move).
+    train::JobConfig second = small_job(second_dir.path.string());
+    second.common.epochs = 1;
+    second.common.seed = 9;
+    second.init = (first_dir.path / "last.safetensors").string();
+    second.trainer.recipe.lr = 1e-9;
+    second.final_checkpoints = "";
+    REQUIRE(train::run_job(second, log) == 0);
+    auto a = nn::make_model("small_cnn", [] { nn::ModelConfig c; c.num_classes = 4; c.in_channels = 1; c.input_size = 28; return c; }());
+    auto b = nn::make_model("small_cnn", [] { nn::ModelConfig c; c.num_classes = 4; c.in_channels = 1; c.input_size = 28; return c; }());
+    nn::load_model(*a, (first_dir.path / "last.safetensors").string());
+    nn::load_model(*b, (second_dir.path / "last.safetensors").string());
+    const auto pa = a->named_parameters(), pb = b->named_parameters();
+    REQUIRE(pa.size() == pb.size());
+    for (size_t i = 0; i < pa.size(); ++i) {
+        const auto va = pa[i].tensor->to_vector(), vb = pb[i].tensor->to_vector();
+        for (size_t j = 0; j < va.size(); ++j) REQUIRE(std::abs(va[j] - vb[j]) <= 1e-5f * (1.f + std::abs(va[j])));
+    }
+
+    train::JobConfig wrong = small_job(second_dir.path.string());
+    wrong.init = (first_dir.path / "last.safetensors").string();
+    wrong.data.classes = "top:5";   // 5 classes: the 4-class head does not fit
+    std::string message;
+    try {
+        train::run_job(wrong, log);
+    } catch (const std::exception& e) {
+        message = e.what();
+    }
+    CHECK_THAT(message, Catch::StartsWith("--init: "));
 }

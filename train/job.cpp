@@ -161,6 +161,8 @@ void add_job_flags(CLI::App& app, JobConfig& job) {
                        for (const auto& n : method_names()) s += (s.empty() ? "" : ", ") + n;
                        return s;
                    }())->capture_default_str();
+    app.add_option("--init", job.init, "start from the weights of this checkpoint (FRL fine-tunes a PGD-AT model: "
+                                       "its hot start); same architecture and classes")->check(CLI::ExistingFile);
     app.add_option("--eps", job.eps, "L∞ radius for training and evaluation, e.g. 8/255 or 0.1 (default: MNIST 0.3, "
                                      "Fashion-MNIST 0.1, others 8/255)");
     add_method_flags(app, job.method_options);
@@ -246,6 +248,14 @@ int run_job(JobConfig& job, std::ostream& out) {
                                                              train_set->channels, train_set->height, train_set->width);
     if (!mismatch.empty()) throw std::invalid_argument(mismatch);
     auto model = nn::make_model(arch, cfg);
+    if (!job.init.empty()) {
+        try {
+            nn::load_model(*model, job.init);
+        } catch (const std::exception& e) {
+            throw std::invalid_argument("--init: " + std::string(e.what()));
+        }
+        out << "initial weights: " << job.init << (common.resume ? " (then replaced by the resumed state)" : "") << "\n";
+    }
     model->to(device);
     job.method_options.eps = eps;
     MethodPtr method = make_method(job.method, job.method_options);
@@ -278,7 +288,7 @@ int run_job(JobConfig& job, std::ostream& out) {
                                {"recipe", describe(tc.recipe)}, {"batch_size", job.data.batch_size},
                                {"train_images", train_idx.size()}, {"val_split", job.data.val_split},
                                {"test_images", test_idx.size()}, {"seed", common.seed}, {"device", device.str()},
-                               {"ema", tc.ema.every}, {"audit_steps", tc.audit_steps}};
+                               {"ema", tc.ema.every}, {"audit_steps", tc.audit_steps}, {"init", job.init}};
     eval::write_file_atomic((std::filesystem::path(common.out) / "job.json").string(), resolved.dump(2) + "\n");
     out << "model: " << arch << " (" << model->num_parameters() << " parameters) on " << device.str() << "; eps "
         << eps_text(eps) << "; per-epoch evaluation: clean and pgd" << tc.eval_steps << " (alpha eps/4)\n";

@@ -44,6 +44,7 @@ struct JobConfig {
     DataConfig data;
     std::string arch;                   // empty: the dataset's default small model
     std::string method = "pgd_at";
+    std::string init;                   // start from these weights (FRL fine-tunes a PGD-AT model); ignored on --resume
     MethodOptions method_options;
     std::string eps;                    // "8/255" or "0.1"; empty: the dataset's default (training and evaluation)
     TrainerConfig trainer;              // epochs, out_dir, resume and seed come from `common`
