@@ -1,5 +1,6 @@
 #include <CLI/CLI.hpp>
 
+#include "fairness/methods/bat.h"
 #include "fairness/methods/longtail_at.h"
 #include "train/methods/family.h"
 
@@ -43,19 +44,29 @@ void add_longtail_flags(CLI::App& app, MethodOptions& o) {
                    "at_target_class: probability p_t that a sample's attack is targeted toward --critical-class "
                    "(default 0.5; never for samples of that class)")
         ->group(g);
+    app.add_option("--bat-tau-max", lt.bat_tau_max,
+                   "bat (RECONSTRUCTION from the abstract, fairness.md E.2): class k's early-stop budget is "
+                   "round(tau_max * t_k), t_k = previous-epoch training robust accuracy (default 3); per-sample budgets "
+                   "in one FAT-style early-stopped PGD with CFA's counter")
+        ->group(g);
+    app.add_option("--bat-mu", lt.bat_mu,
+                   "bat (RECONSTRUCTION): weight mu of R_u = KL(uniform || softmax over the classes != y) at x', added "
+                   "to the TRADES loss (--beta, --trades-form) (default 1)")
+        ->group(g);
 }
 }  // namespace
 
 MethodFamily longtail_bat_family() {
     MethodFamily f;
     f.title = "Long-tail remedies and BAT";
-    f.names = {"at_cost_sensitive", "at_class_balanced", "at_ldam_drw", "at_cosine_reg", "at_target_class"};
+    f.names = {"at_cost_sensitive", "at_class_balanced", "at_ldam_drw", "at_cosine_reg", "at_target_class", "bat"};
     f.make = [](const std::string& name, const MethodOptions& o) -> MethodPtr {
         if (name == "at_cost_sensitive") return std::make_unique<LongTailAt>(LongTailKind::CostSensitive, o);
         if (name == "at_class_balanced") return std::make_unique<LongTailAt>(LongTailKind::ClassBalanced, o);
         if (name == "at_ldam_drw") return std::make_unique<LongTailAt>(LongTailKind::LdamDrw, o);
         if (name == "at_cosine_reg") return std::make_unique<LongTailAt>(LongTailKind::CosineReg, o);
-        return std::make_unique<LongTailAt>(LongTailKind::TargetClass, o);
+        if (name == "at_target_class") return std::make_unique<LongTailAt>(LongTailKind::TargetClass, o);
+        return std::make_unique<Bat>(o);
     };
     f.add_flags = add_longtail_flags;
     return f;

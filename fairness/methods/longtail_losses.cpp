@@ -1,5 +1,6 @@
 #include "fairness/methods/longtail_losses.h"
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -27,6 +28,23 @@ Tensor ldam_logits(const Tensor& logits, const std::vector<int32_t>& host_labels
         shift[static_cast<size_t>(i * c + y)] = static_cast<float>(margins.at(static_cast<size_t>(y)));
     }
     return mul(sub(logits, Tensor::from_vector(shift, {b, c}, logits.device())), scale);
+}
+
+Tensor uniform_target_kl(const Tensor& logits, const std::vector<int32_t>& host_labels) {
+    const int64_t b = logits.size(0), c = logits.size(1);
+    if (c < 2) throw std::invalid_argument("uniform-target regulariser: needs at least 2 classes, got " + std::to_string(c));
+    // log q_ij for j ≠ y_i: log_softmax with z_{i,y_i} pushed far down (its exp underflows to 0), then keep j ≠ y_i.
+    std::vector<float> push(static_cast<size_t>(b * c), 0.f), others(static_cast<size_t>(b * c), 1.f);
+    for (int64_t i = 0; i < b; ++i) {
+        const size_t at = static_cast<size_t>(i * c + host_labels[static_cast<size_t>(i)]);
+        push[at] = 1e4f;
+        others[at] = 0.f;
+    }
+    const Tensor log_q = log_softmax(sub(logits, Tensor::from_vector(push, {b, c}, logits.device())));
+    const Tensor sum_log_q = sum(mul(log_q, Tensor::from_vector(others, {b, c}, logits.device())), 1);   // [B]
+    // KL(u ‖ q) = Σ_j u_j (log u_j − log q_j) = −log(C−1) − Σ_{j≠y} log q_j / (C−1)
+    const float m = static_cast<float>(c - 1);
+    return add(mul(sum_log_q, -1.f / m), -std::log(m));
 }
 
 Tensor cosine_regulariser(const Tensor& logits, const std::vector<int32_t>& host_labels, int num_classes,

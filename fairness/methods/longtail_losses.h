@@ -22,4 +22,8 @@ Tensor ldam_logits(const Tensor& logits, const std::vector<int32_t>& host_labels
 Tensor cosine_regulariser(const Tensor& logits, const std::vector<int32_t>& host_labels, int num_classes,
                           std::vector<double>* per_class = nullptr);
 
+// BAT's target-class regulariser (fairness.md §E.2, our reconstruction): R_u,i = KL(u ‖ q_i), q_i = softmax of
+// logits_i restricted to the classes ≠ y_i, u uniform over those C − 1 classes. Per sample, not divided by B.
+Tensor uniform_target_kl(const Tensor& logits, const std::vector<int32_t>& host_labels);
+
 }  // namespace cw::train

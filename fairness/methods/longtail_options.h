@@ -13,6 +13,8 @@ struct LongTailOptions {
     int run_epochs = 0;              // the run's length (the trainer's --epochs), for drw_epoch's default
     float cos_lambda = 0.1f;         // §F.4: λ_cos
     float target_prob = 0.5f;        // §F.5: p_t
+    int bat_tau_max = 3;             // §E.2 BAT (reconstruction): τ_k = round(τ_max · t_k)
+    float bat_mu = 1.f;              // §E.2 BAT: weight μ of the uniform-target regulariser R_u
 };
 
 }  // namespace cw::train
