@@ -89,6 +89,22 @@ TEST_CASE("longtail methods: a few epochs on blobs lower the loss; per-sample te
                 method->end_epoch({e, stats, *net});
                 epoch_loss.push_back(total / 3);
             }
+            if (name == std::string("at_target_class")) {
+                // the last epoch's fraction of attacks aimed at c* = 0: none for class 0, about p_t = 0.5 otherwise
+                const auto frac = method->class_state()[0];
+                REQUIRE(frac[0] == 0.0);
+                for (size_t k = 1; k < 3; ++k) REQUIRE((frac[k] > 0.2 && frac[k] < 0.8));
+            }
+            if (name == std::string("at_cosine_reg")) {
+                const auto penalty = method->class_state()[0];
+                for (double v : penalty) REQUIRE((v >= 0 && v <= 1));
+                std::map<std::string, Tensor> tensors;   // the epoch's tallies survive a resume
+                nn::Metadata meta;
+                method->save_state(tensors, meta);
+                MethodPtr back = make_method(name, o);
+                back->load_state(tensors, meta);
+                REQUIRE(back->class_state() == method->class_state());
+            }
             INFO(name << ": mean loss per epoch " << epoch_loss.front() << " ... " << epoch_loss.back());
             REQUIRE(epoch_loss.back() < 0.7 * epoch_loss.front());
         }
