@@ -258,6 +258,7 @@ int run_job(JobConfig& job, std::ostream& out) {
     }
     model->to(device);
     job.method_options.eps = eps;
+    job.method_options.longtail.run_epochs = common.epochs;   // LDAM-DRW's default re-weighting epoch: 80% of the run
     MethodPtr method = make_method(job.method, job.method_options);
 
     // ---- trainer -------------------------------------------------------------------------------------------
