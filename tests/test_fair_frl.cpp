@@ -122,6 +122,25 @@ TEST_CASE("frl: per-sample coefficients are w(y_i) / sum_b w(y_b), beta on the K
     check_vec({c.kl[0], c.kl[1], c.kl[2]}, {1.5 * wb0 / sb, 1.5 * wb2 / sb, 1.5 * wb2 / sb}, 1e-7);
 }
 
+TEST_CASE("frl: the TRADES attack uses eps*m(y) per sample; RWRM's step is max_b(eps_b)/4 of the batch", "[fair]") {
+    MethodOptions o;
+    o.eps = 0.1f;
+    Frl rwrm(FrlVariant::ReweightRemargin, o), rw(FrlVariant::Reweight, o);
+    rwrm.update(0, kNat, kRob, kOverallNat, kOverallRob);   // m = {0.98, 0.98, exp(0.012)}
+    rw.update(0, kNat, kRob, kOverallNat, kOverallRob);
+    const auto a = rwrm.attack_settings({0, 1});
+    CHECK(a.eps_per_class[0] == Approx(0.098).epsilon(1e-6));
+    CHECK(a.eps_per_class[2] == Approx(0.1 * std::exp(0.012)).epsilon(1e-6));
+    CHECK(a.step == Approx(0.098 / 4).epsilon(1e-6));                            // class 2 not in the batch
+    CHECK(rwrm.attack_settings({0, 2, 1}).step == Approx(0.1 * std::exp(0.012) / 4).epsilon(1e-6));
+    CHECK(rw.attack_settings({0, 2}).step == Approx(0.025).epsilon(1e-6));          // ε/4 (2/255 at 8/255)
+    CHECK(rw.attack_settings({0, 2}).eps_per_class[2] == Approx(0.1).epsilon(1e-6));   // m ≡ 1
+    o.frl.attack_step = 0.01;
+    Frl fixed(FrlVariant::ReweightRemargin, o);
+    fixed.update(0, kNat, kRob, kOverallNat, kOverallRob);
+    CHECK(fixed.attack_settings({2}).step == Approx(0.01).epsilon(1e-6));
+}
+
 TEST_CASE("frl_baseline_rw: robust-error violations drive one multiplier vector", "[fair]") {
     MethodOptions o;
     FrlBaselineReweight b(o);

@@ -42,7 +42,7 @@ TEST_CASE("weighted TRADES: per-sample terms are ce_coef*CE + kl_coef*KL and sum
     blobs(4, data, xv, yv);
     const Tensor x = Tensor::from_vector(xv, {4, 3, 8, 8}), y = Tensor::from_labels(yv);
     std::vector<float> shifted(xv);
-    for (float& v : shifted) v = std::min(1.f, v + 0.03f);
+    for (float& v : shifted) v = 1.f - v;   // far from x: KL is large and visibly asymmetric
     const Tensor x_adv = Tensor::from_vector(shifted, {4, 3, 8, 8});
     const TradesCoefficients coef{{0.1f, 0.2f, 0.3f, 0.4f}, {1.5f, 0.f, 0.75f, 0.25f}};
     TradesTerms terms;
@@ -58,6 +58,7 @@ TEST_CASE("weighted TRADES: per-sample terms are ce_coef*CE + kl_coef*KL and sum
         REQUIRE(kl[i] > 0);
         CHECK(got[i] == Approx(coef.ce[i] * ce[i] + coef.kl[i] * kl[i]).epsilon(1e-5));
         CHECK(terms.ce[i] == Approx(ce[i]).epsilon(1e-6));
+        CHECK(terms.kl[i] == Approx(kl[i]).epsilon(1e-5));   // KL(p(x) ‖ p(x')), not the reverse
         total += coef.ce[i] * ce[i] + coef.kl[i] * kl[i];
     }
     CHECK(sum(out.per_sample).item() == Approx(total).epsilon(1e-5));

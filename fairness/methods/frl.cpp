@@ -104,23 +104,28 @@ void Frl::start_epoch(const EpochStart& start) {
 
 BatchLoss Frl::batch_loss(const BatchInput& in) {
     ensure_classes(in.num_classes);
-    std::vector<float> eps_class(classes_);
-    for (int k = 0; k < classes_; ++k) eps_class[k] = static_cast<float>(o_.eps * m_[k]);
+    const AttackSettings a = attack_settings(in.host_labels);
     MethodOptions t = o_;
-    t.alpha = step_;
-    if (variant_ == FrlVariant::ReweightRemargin && o_.frl.attack_step < 0) {
-        float biggest = 0;
-        for (int32_t y : in.host_labels) biggest = std::max(biggest, eps_class.at(y));
-        t.alpha = biggest / 4;
-    }
-    t.beta = o_.frl.beta;
+    t.alpha = a.step;
+    t.beta = static_cast<float>(o_.frl.beta);
     t.attack_mode = ModeChoice::Eval;
     Trades attack(t);
-    attack.set_class_eps(eps_class);
+    attack.set_class_eps(a.eps_per_class);
     const Tensor start = o_.random_start ? noisy_start(in.images, 0.001f, in.rng) : in.images.detach().clone();
     const Tensor x_adv = attack.adversarial(in.model, in.images, start, in.host_labels);
 
     return weighted_trades_loss(in.model, in.images, x_adv, in.labels, loss_coefficients(in.host_labels));
+}
+
+Frl::AttackSettings Frl::attack_settings(const std::vector<int32_t>& labels) const {
+    AttackSettings a{std::vector<float>(classes_), step_};
+    for (int k = 0; k < classes_; ++k) a.eps_per_class[k] = static_cast<float>(o_.eps * m_[k]);
+    if (variant_ == FrlVariant::ReweightRemargin && o_.frl.attack_step < 0) {
+        float biggest = 0;
+        for (float e : class_lookup(m_, labels, "frl eps_mult")) biggest = std::max(biggest, o_.eps * e);
+        a.step = biggest / 4;
+    }
+    return a;
 }
 
 TradesCoefficients Frl::loss_coefficients(const std::vector<int32_t>& labels) const {

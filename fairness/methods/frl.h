@@ -31,6 +31,13 @@ public:
     // The epoch-start update from given validation accuracies (what start_epoch does after its evaluation).
     void update(int64_t epoch, const std::vector<double>& acc_nat, const std::vector<double>& acc_rob,
                 double overall_nat, double overall_rob);
+    // The TRADES inner attack of a batch: ε·m(k) per class and the step s_att (ε/4, or --frl-attack-step; RWRM by
+    // default max over the batch's samples of ε_b, /4).
+    struct AttackSettings {
+        std::vector<float> eps_per_class;
+        float step;
+    };
+    AttackSettings attack_settings(const std::vector<int32_t>& labels) const;
     // w_nat(y_i)/Σ_b w_nat(y_b) and β·w_bdy(y_i)/Σ_b w_bdy(y_b) for a batch's labels.
     TradesCoefficients loss_coefficients(const std::vector<int32_t>& labels) const;
     const FrlMultipliers& multipliers() const { return lambda_; }
