@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 
 #include "attacks/steps.h"

@@ -1,8 +1,65 @@
+#include <CLI/CLI.hpp>
+
+#include "fairness/methods/frl.h"
+#include "fairness/methods/frl_baseline_rw.h"
+#include "fairness/methods/wat.h"
 #include "train/methods/family.h"
 
 namespace cw::train {
 
-// Filled in by the FRL and WAT methods (issue 12).
-MethodFamily frl_wat_family() { return MethodFamily{"FRL and WAT", {}, {}, {}}; }
+namespace {
+void add_frl_wat_flags(CLI::App& app, MethodOptions& o) {
+    FrlOptions& f = o.frl;
+    const std::string g = "FRL and WAT";
+    app.add_option("--frl-tau1", f.tau1, "frl_*: clean-error violation tolerance tau1 (default 0.05)")->group(g);
+    app.add_option("--frl-tau2", f.tau2, "frl_*: boundary-error violation tolerance tau2 (default 0.07)")->group(g);
+    app.add_option("--frl-r1", f.r1, "frl_*, frl_baseline_rw: multiplier step r1 (lambda_bdy takes 2*r1; default 0.05)")
+        ->group(g);
+    app.add_option("--frl-halve-every", f.halve_every,
+                   "frl_*: r1 <- r1/2 at every multiple of this 1-based epoch, before its update (default 40; 0: never)")
+        ->check(CLI::Range(0, 1000000))
+        ->group(g);
+    app.add_option("--frl-r2", f.r2, "frl_rm, frl_rwrm: step of lambda_m (default -1: 0.2 rwrm, 0.1 rm)")->group(g);
+    app.add_option("--frl-beta", f.beta, "frl_*: KL weight of the cost-sensitive TRADES loss (default 1.5)")
+        ->check(CLI::Range(0.f, 1e6f))
+        ->group(g);
+    app.add_option("--frl-lim", f.lim, "frl_*: Norm projection bound sum(lambda) <= lim (default 0.5; frlrm.py 0.3)")
+        ->group(g);
+    app.add_option("--frl-m-lo", f.m_lo, "frl_rm, frl_rwrm: eps multiplier lower clip (default 0.98)")->group(g);
+    app.add_option("--frl-m-hi", f.m_hi, "frl_rm, frl_rwrm: eps multiplier upper clip (default -1: 3.0 rwrm, 2.5 rm)")
+        ->group(g);
+    app.add_option("--frl-attack-step", f.attack_step,
+                   "frl_*: TRADES attack step (default -1: eps/4, 2/255 at 8/255; rwrm: max_b(eps_b)/4 per batch)")
+        ->group(g);
+    app.add_option("--frl-val-steps", f.val_steps,
+                   "frl_*, frl_baseline_rw: PGD steps of the epoch-start validation attack (default 20; alpha eps/4)")
+        ->check(CLI::Range(1, 100000))
+        ->group(g);
+    app.add_option("--frl-baseline-tau", f.baseline_tau,
+                   "frl_baseline_rw (reconstruction of FRL's Baseline Reweight, no code exists: PGD-AT with class "
+                   "weights from validation robust-error violations): tolerance tau (default 0.05)")
+        ->group(g);
+    app.add_option("--wat-eta", f.wat_eta, "wat: Hedge rate eta (default 0.1)")->check(CLI::Range(0.f, 1e6f))->group(g);
+    app.add_option("--wat-beta", f.wat_beta, "wat: TRADES beta of the loss and the validation cost (default 6)")
+        ->check(CLI::Range(0.f, 1e6f))
+        ->group(g);
+}
+}  // namespace
+
+// FRL (fairness.md §B; fine-tunes a hot start — the run's initial weights) and WAT (§E.1). All need --val-split.
+MethodFamily frl_wat_family() {
+    MethodFamily f;
+    f.title = "FRL and WAT";
+    f.names = {"frl_rw", "frl_rm", "frl_rwrm", "frl_baseline_rw", "wat"};
+    f.make = [](const std::string& name, const MethodOptions& o) -> MethodPtr {
+        if (name == "frl_rw") return std::make_unique<Frl>(FrlVariant::Reweight, o);
+        if (name == "frl_rm") return std::make_unique<Frl>(FrlVariant::Remargin, o);
+        if (name == "frl_rwrm") return std::make_unique<Frl>(FrlVariant::ReweightRemargin, o);
+        if (name == "frl_baseline_rw") return std::make_unique<FrlBaselineReweight>(o);
+        return std::make_unique<Wat>(o);
+    };
+    f.add_flags = add_frl_wat_flags;
+    return f;
+}
 
 }  // namespace cw::train
