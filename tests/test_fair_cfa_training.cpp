@@ -1,0 +1,212 @@
+// CFA and FAIR-TAT in training: a few epochs on separable blobs lower the loss with the class-wise values active
+// (their end_epoch fed from the logits they trained on), and a run through train::Trainer writes state_* rows
+// into history.csv that leave ε once the calibration begins.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+
+#include "datasets/loader.h"
+#include "engine/ops.h"
+#include "fairness/methods/cfa.h"
+#include "tests/test_nn_util.h"
+#include "tests/test_train_methods_util.h"
+#include "train/methods/registry.h"
+#include "train/trainer.h"
+
+using namespace cw;
+using namespace cw::train;
+
+namespace {
+
+// Three classes of 3×8×8 images: channel k brighter for class k, plus uniform noise, in [0, 1].
+void channel_blobs(int64_t n, Rng& rng, std::vector<float>& x, std::vector<int32_t>& y) {
+    for (int64_t i = 0; i < n; ++i) {
+        const int k = static_cast<int>(i % 3);
+        y.push_back(k);
+        for (int c = 0; c < 3; ++c)
+            for (int p = 0; p < 64; ++p) x.push_back(0.3f + (c == k ? 0.4f : 0.f) + rng.uniform(-0.1f, 0.1f));
+    }
+}
+
+std::vector<int32_t> argmax_rows(const Tensor& logits) {
+    const auto v = logits.to_vector();
+    const int64_t c = logits.size(1);
+    std::vector<int32_t> p(static_cast<size_t>(logits.size(0)));
+    for (size_t i = 0; i < p.size(); ++i)
+        p[i] = static_cast<int32_t>(std::max_element(v.begin() + i * c, v.begin() + (i + 1) * c) - (v.begin() + i * c));
+    return p;
+}
+
+std::string file_text(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// The last `n` comma-separated numbers of the history.csv row starting with "<epoch>,<eval>,".
+std::vector<double> history_row(const std::string& history, int epoch, const std::string& eval, int n) {
+    std::stringstream in(history);
+    std::string line;
+    const std::string key = std::to_string(epoch) + "," + eval + ",";
+    while (std::getline(in, line)) {
+        if (line.rfind(key, 0) != 0) continue;
+        std::vector<std::string> cells;
+        std::stringstream row(line);
+        std::string cell;
+        while (std::getline(row, cell, ',')) cells.push_back(cell);
+        std::vector<double> v;
+        for (size_t i = cells.size() - static_cast<size_t>(n); i < cells.size(); ++i) v.push_back(std::stod(cells[i]));
+        return v;
+    }
+    FAIL("no history.csv row " << key);
+    return {};
+}
+
+}  // namespace
+
+TEST_CASE("cfa and fair_tat: a few epochs on separable blobs lower the loss with class-wise values active", "[fair]") {
+    cw_train_test::QuietAttacks quiet;
+    Rng data(9);
+    std::vector<float> xv;
+    std::vector<int32_t> yv;
+    channel_blobs(48, data, xv, yv);
+    for (const std::string name : {"cfa_at", "cfa_trades", "cfa_fat", "fair_tat"}) {
+        DYNAMIC_SECTION(name) {
+            MethodOptions o;
+            o.eps = 8.f / 255;
+            o.steps = 3;
+            o.cfa.begin = 1;
+            MethodPtr method = make_method(name, o);
+            Rng init(10);
+            auto net = cw_train_test::tiny_net(init);
+            nn::SgdOptions so;
+            so.lr = 0.05f;
+            nn::SGD opt(net->parameters(), so);
+            Rng rng(11);
+            std::vector<double> epoch_loss;
+            for (int64_t e = 0; e < 6; ++e) {
+                double total = 0;
+                ClassStats stats(3);
+                for (int64_t b = 0; b < 3; ++b) {
+                    const std::vector<float> bx(xv.begin() + b * 16 * 192, xv.begin() + (b + 1) * 16 * 192);
+                    const std::vector<int32_t> by(yv.begin() + b * 16, yv.begin() + (b + 1) * 16);
+                    const Tensor x = Tensor::from_vector(bx, {16, 3, 8, 8}), y = Tensor::from_labels(by);
+                    const BatchLoss out = cw_train_test::sgd_step(*method, *net, opt, x, y, by, e, b, 3, rng);
+                    REQUIRE(out.per_sample.shape() == Shape{16});
+                    total += sum(out.per_sample).item();
+                    if (name != "cfa_trades")   // the CE methods: the terms are the mean CE of the logits reported
+                        REQUIRE(sum(out.per_sample).item() == Approx(cross_entropy(out.logits, y).item()).epsilon(1e-5));
+                    stats.add(by, argmax_rows(out.logits), out.per_sample.to_vector());
+                }
+                method->end_epoch(EpochEnd{e, stats, *net});
+                epoch_loss.push_back(total / 3);
+            }
+            // The calibration ran: ε_k moved off ε (t_k ≠ 1 − λ on this problem).
+            const auto state = method->class_state();
+            const std::vector<double> eps(3, static_cast<double>(8.f / 255));
+            INFO(name << ": mean loss per epoch " << epoch_loss.front() << " ... " << epoch_loss.back());
+            CHECK(state[0] != eps);
+            REQUIRE(epoch_loss.back() < 0.7 * epoch_loss.front());
+        }
+    }
+}
+
+namespace {
+constexpr int kClasses = 3;
+// 3 classes of 1×6×6 images: a bright band in a class-specific row range, plus noise (test_train_loop's toy).
+std::shared_ptr<data::Dataset> toy_dataset(int64_t n, uint64_t seed) {
+    auto d = std::make_shared<data::Dataset>();
+    d->name = "toy/train";
+    d->channels = 1;
+    d->height = d->width = 6;
+    d->class_names = {"top", "middle", "bottom"};
+    Rng rng(seed);
+    for (int64_t i = 0; i < n; ++i) {
+        const int y = static_cast<int>(i % kClasses);
+        d->labels.push_back(y);
+        for (int r = 0; r < 6; ++r)
+            for (int c = 0; c < 6; ++c) {
+                const float base = (r / 2 == y) ? 180.f : 60.f;
+                d->pixels.push_back(static_cast<uint8_t>(std::clamp(base + 90.f * rng.normal(), 0.f, 255.f)));
+            }
+    }
+    return d;
+}
+std::shared_ptr<nn::Module> toy_model() {
+    auto m = std::make_shared<nn::Sequential>();
+    m->add(std::make_shared<nn::Conv2d>(1, 4, 3, 1, 1));
+    m->add(std::make_shared<nn::BatchNorm2d>(4));
+    m->add(std::make_shared<nn::ReLU>());
+    m->add(std::make_shared<nn::Flatten>());
+    m->add(std::make_shared<nn::Linear>(4 * 36, kClasses));
+    return m;
+}
+}  // namespace
+
+TEST_CASE("cfa_at and fair_tat through train::Trainer: history.csv state rows are eps before begin, calibrated after",
+          "[fair]") {
+    cw_train_test::QuietAttacks quiet;
+    for (const std::string name : {"cfa_at", "fair_tat"}) {
+        DYNAMIC_SECTION(name) {
+            cw_nn_test::ScratchDir dir;
+            manual_seed(5);
+            auto data = toy_dataset(96, 11), test = toy_dataset(30, 12);
+            MethodOptions o;
+            o.eps = 0.15f;
+            o.steps = 3;
+            o.cfa.begin = 2;       // epoch 0 and 1 at ε, epoch 2 calibrated from epoch 1
+            o.cfa.tat_begin = 2;
+            MethodPtr method = make_method(name, o);
+            Rng loader_rng(6);
+            data::LoaderOptions lo;
+            lo.batch_size = 16;
+            data::Loader loader(data, lo, loader_rng);
+            TrainerConfig config;
+            config.epochs = 3;
+            config.recipe.lr = 0.05;
+            config.recipe.schedule = "cosine";
+            config.eval_eps = 0.15f;
+            config.eval_alpha = 0.06f;
+            config.eval_steps = 2;
+            config.out_dir = dir.path.string();
+            config.seed = 5;
+            TrainSetup s;
+            s.model = toy_model();
+            s.method = method.get();
+            s.loader = &loader;
+            std::vector<int64_t> idx(30);
+            std::iota(idx.begin(), idx.end(), 0);
+            data::Batch b = data::make_batch(*test, idx);
+            s.evals = {{"test", eval::batches_from({{b.images, b.labels, b.indices}})}};
+            s.class_names = data->class_names;
+            s.model_metadata = {{"arch", "toy"}};
+            Trainer(s, config).run();
+
+            const std::string history = file_text(dir.path / "history.csv");
+            INFO(history);
+            // history.csv epochs are 1-based: the row of epoch E holds the state after E epochs, i.e. what epoch E
+            // (0-based) uses. Epochs 0 and 1 use ε; epoch 2 uses (λ + t_k)·ε from epoch 1.
+            const std::vector<double> eps(3, static_cast<double>(0.15f));
+            for (int e = 1; e <= 3; ++e) {
+                const auto row = history_row(history, e, "state_eps", 3);
+                INFO("epoch " << e);
+                for (int k = 0; k < 3; ++k) {
+                    if (e == 1) CHECK(row[k] == Approx(eps[k]).epsilon(1e-5));
+                }
+                if (e == 2) CHECK(row != eps);
+            }
+            if (name == "fair_tat") {
+                const auto prior1 = history_row(history, 1, "state_target_prob", 3);
+                const auto prior2 = history_row(history, 2, "state_target_prob", 3);
+                for (int k = 0; k < 3; ++k) CHECK(prior1[k] == Approx(1.0 / 3).epsilon(1e-5));
+                CHECK(prior2 != std::vector<double>(3, 1.0 / 3));
+            } else {
+                CHECK(history_row(history, 1, "state_t", 3) != std::vector<double>(3, 0.0));
+            }
+        }
+    }
+}
