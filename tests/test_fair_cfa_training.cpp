@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <numeric>
 #include <sstream>
@@ -190,22 +191,20 @@ TEST_CASE("cfa_at and fair_tat through train::Trainer: history.csv state rows ar
             INFO(history);
             // history.csv epochs are 1-based: the row of epoch E holds the state after E epochs, i.e. what epoch E
             // (0-based) uses. Epochs 0 and 1 use ε; epoch 2 uses (λ + t_k)·ε from epoch 1.
-            const std::vector<double> eps(3, static_cast<double>(0.15f));
-            for (int e = 1; e <= 3; ++e) {
-                const auto row = history_row(history, e, "state_eps", 3);
-                INFO("epoch " << e);
-                for (int k = 0; k < 3; ++k) {
-                    if (e == 1) CHECK(row[k] == Approx(eps[k]).epsilon(1e-5));
-                }
-                if (e == 2) CHECK(row != eps);
-            }
+            // (history.csv rounds its numbers: compare with a tolerance, never with ==.)
+            auto largest_gap = [](const std::vector<double>& row, double v) {
+                double gap = 0;
+                for (double x : row) gap = std::max(gap, std::abs(x - v));
+                return gap;
+            };
+            CHECK(largest_gap(history_row(history, 1, "state_eps", 3), 0.15) < 1e-5);
+            CHECK(largest_gap(history_row(history, 2, "state_eps", 3), 0.15) > 1e-3);
+            CHECK(largest_gap(history_row(history, 3, "state_eps", 3), 0.15) > 1e-3);
             if (name == "fair_tat") {
-                const auto prior1 = history_row(history, 1, "state_target_prob", 3);
-                const auto prior2 = history_row(history, 2, "state_target_prob", 3);
-                for (int k = 0; k < 3; ++k) CHECK(prior1[k] == Approx(1.0 / 3).epsilon(1e-5));
-                CHECK(prior2 != std::vector<double>(3, 1.0 / 3));
+                CHECK(largest_gap(history_row(history, 1, "state_target_prob", 3), 1.0 / 3) < 1e-5);
+                CHECK(largest_gap(history_row(history, 2, "state_target_prob", 3), 1.0 / 3) > 1e-3);
             } else {
-                CHECK(history_row(history, 1, "state_t", 3) != std::vector<double>(3, 0.0));
+                CHECK(largest_gap(history_row(history, 1, "state_t", 3), 0.0) > 0.1);
             }
         }
     }
