@@ -120,7 +120,7 @@ TEST_CASE("cfa: class state survives save_state / load_state; a wrong-length ten
 }
 
 TEST_CASE("cfa and fair_tat: registry names, descriptions, flags and bad values", "[fair]") {
-    for (const std::string n : {"cfa_at", "cfa_trades", "cfa_fat", "fair_tat"}) {
+    for (const std::string n : {"cfa_at", "cfa_trades", "cfa_fat", "fair_tat", "fair_tat_trades"}) {
         const auto& names = method_names();
         REQUIRE(std::find(names.begin(), names.end(), n) != names.end());
         const MethodPtr m = make_method(n, options(10));
@@ -133,6 +133,11 @@ TEST_CASE("cfa and fair_tat: registry names, descriptions, flags and bad values"
     CHECK(make_method("cfa_at", options(10))->describe().find("attack in train mode") != std::string::npos);
     CHECK(make_method("fair_tat", options(10))->describe().find("softmax(2*CFP)") != std::string::npos);
     CHECK(make_method("cfa_at", options(10))->clean_forward_after_step() == CleanForward::Train);
+    const std::string tt = make_method("fair_tat_trades", options(10))->describe();
+    CHECK(tt.find("attack in eval mode") != std::string::npos);
+    CHECK(tt.find("start x + 0.001*N(0,I)") != std::string::npos);
+    CHECK(tt.find("reconstruction") != std::string::npos);
+    CHECK(make_method("fair_tat", options(10))->describe().find("attack in train mode") != std::string::npos);
 
     CLI::App app;
     MethodOptions f;

@@ -57,11 +57,12 @@ void add_flags(CLI::App& app, MethodOptions& o) {
 MethodFamily cfa_fairtat_family() {
     MethodFamily f;
     f.title = "CFA and FAIR-TAT";
-    f.names = {"cfa_at", "cfa_trades", "cfa_fat", "fair_tat"};
+    f.names = {"cfa_at", "cfa_trades", "cfa_fat", "fair_tat", "fair_tat_trades"};
     f.make = [](const std::string& name, const MethodOptions& o) -> MethodPtr {
         if (name == "cfa_at") return std::make_unique<Cfa>(CfaBase::At, o);
         if (name == "cfa_trades") return std::make_unique<Cfa>(CfaBase::Trades, o);
         if (name == "cfa_fat") return std::make_unique<Cfa>(CfaBase::Fat, o);
+        if (name == "fair_tat_trades") return std::make_unique<FairTat>(o, FairTat::Base::Trades);
         return std::make_unique<FairTat>(o);
     };
     f.add_flags = add_flags;

@@ -9,8 +9,17 @@
 
 namespace cw::train {
 
-FairTat::FairTat(const MethodOptions& o)
-    : o_(o.cfa), eps_(o.eps), clean_forward_(resolve_clean_forward(o.clean_forward, CleanForward::Train)) {
+namespace {
+std::string over_beta(float b) {
+    std::ostringstream os;
+    os << b;
+    return os.str();
+}
+}  // namespace
+
+FairTat::FairTat(const MethodOptions& o, Base base)
+    : o_(o.cfa), eps_(o.eps),
+      clean_forward_(resolve_clean_forward(o.clean_forward, base == Base::At ? CleanForward::Train : CleanForward::Off)) {
     if (o_.tat_begin < 0)
         throw std::invalid_argument("fair_tat: --fair-tat-begin must be >= 0, got " + std::to_string(o_.tat_begin));
     if (o_.tat_lambda < 0)
@@ -22,18 +31,32 @@ FairTat::FairTat(const MethodOptions& o)
     c.eps = o.eps;
     c.alpha = o.resolved_alpha();
     c.steps = o.steps;
-    c.start = o.random_start ? attacks::RandomStart::Uniform : attacks::RandomStart::None;
+    c.start = !o.random_start           ? attacks::RandomStart::None
+              : base == Base::Trades ? attacks::RandomStart::Normal   // TRADES' x + 0.001·N(0, I)
+                                     : attacks::RandomStart::Uniform;
+    c.start_sigma = 0.001f;
     c.targeted = true;
-    c.mode = resolve_mode(o.attack_mode, attacks::ModelMode::Train);
+    c.mode = resolve_mode(o.attack_mode, base == Base::At ? attacks::ModelMode::Train : attacks::ModelMode::Eval);
     c.name = "fair_tat-pgd" + std::to_string(o.steps) + "-targeted";
     attack_ = std::make_unique<attacks::Pgd>(c);
+    if (base == Base::Trades) {
+        MethodOptions t = o;
+        t.trades_form = TradesForm::CfaNormalised;
+        t.beta = beta_ = o.beta >= 0 ? o.beta : 6.f;
+        trades_ = std::make_unique<Trades>(t);
+    }
 }
 
 std::string FairTat::describe() const {
     const auto& c = attack_->settings();
     std::ostringstream os;
-    os << "fair_tat: targeted PGD-" << c.steps << " Linf CE toward t_i != y_i, eps " << over_255(eps_) << ", alpha "
-       << over_255(c.alpha) << ", attack in " << attacks::mode_name(c.mode) << " mode; loss mean CE(f(x_adv), y); targets ";
+    os << name() << ": targeted PGD-" << c.steps << " Linf CE toward t_i != y_i, eps " << over_255(eps_) << ", alpha "
+       << over_255(c.alpha) << ", start " << (c.start == attacks::RandomStart::Normal ? "x + 0.001*N(0,I)" : "uniform") << ", attack in "
+       << attacks::mode_name(c.mode) << " mode; loss "
+       << (trades_ ? "CFA-form TRADES on x' (reconstruction: the code ignores the target with TRADES; beta " +
+                         over_beta(beta_) + ")"
+                   : std::string("mean CE(f(x_adv), y)"))
+       << "; targets ";
     if (o_.tat_random_target)
         os << "uniform every epoch (random-target ablation)";
     else if (o_.tat_prior == TargetPrior::Softmax)
@@ -68,6 +91,7 @@ BatchLoss FairTat::batch_loss(const BatchInput& in) {
     ps.targets = targets(in.host_labels, in.epoch, in.rng);
     ps.eps = attacks::class_wise(in.host_labels, class_eps_);
     const Tensor x_adv = attack_->run(in.model, in.images, in.labels, in.rng, ps).x_adv;
+    if (trades_) return trades_->outer_loss(in.model, in.images, x_adv, in.labels, in.host_labels);
     in.model.train();
     const Tensor logits = in.model(x_adv);
     return {per_sample_mean_ce(logits, in.labels), logits.detach()};
