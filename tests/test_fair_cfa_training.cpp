@@ -209,3 +209,63 @@ TEST_CASE("cfa_at and fair_tat through train::Trainer: history.csv state rows ar
         }
     }
 }
+
+namespace {
+// Passes through to a tiny net and keeps the last input it saw: every method's last forward is the one on x_adv.
+class LastInput : public nn::Module {
+public:
+    explicit LastInput(std::shared_ptr<nn::Module> inner) : nn::Module("LastInput"), inner_(register_module("net", inner)) {}
+    Tensor forward(const Tensor& x) override {
+        last = x.detach().clone();
+        return (*inner_)(x);
+    }
+    Tensor last;
+private:
+    std::shared_ptr<nn::Module> inner_;
+};
+}  // namespace
+
+TEST_CASE("cfa and fair_tat: every sample's attack stays in its class's eps_k-ball, and the wide classes use it",
+          "[fair]") {
+    cw_train_test::QuietAttacks quiet;
+    Rng data(21);
+    std::vector<float> xv;
+    std::vector<int32_t> yv;
+    channel_blobs(24, data, xv, yv);
+    const Tensor x = Tensor::from_vector(xv, {24, 3, 8, 8}), y = Tensor::from_labels(yv);
+    // t = (1, 0.5, 0) (balanced, code form): ε_k = (0.5 + t_k)·ε = (1.5, 1, 0.5)·ε with λ = 0.5.
+    ClassStats stats(3);
+    stats.add({0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2}, {0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1}, {});
+    const float eps = 8.f / 255;
+    const std::vector<float> ball{1.5f * eps, eps, 0.5f * eps};
+    for (const std::string name : {"cfa_at", "cfa_trades", "cfa_fat", "fair_tat", "fair_tat_trades"}) {
+        DYNAMIC_SECTION(name) {
+            MethodOptions o;
+            o.eps = eps;
+            o.steps = 4;
+            o.alpha = 6.f / 255;
+            o.cfa.begin = 0;
+            o.cfa.lambda_eps = 0.5f;
+            MethodPtr method = make_method(name, o);
+            Rng init(22), rng(23);
+            LastInput net(cw_train_test::tiny_net(init));
+            net.train();
+            // Epoch 0 learns the sizes (a first batch tells the method the number of classes).
+            method->batch_loss(BatchInput{net, x, y, yv, 0, 0, 3, rng});
+            method->end_epoch(EpochEnd{0, stats, net});
+            method->batch_loss(BatchInput{net, x, y, yv, 1, 0, 3, rng});
+            const auto adv = net.last.to_vector();
+            std::vector<float> widest(3, 0.f);
+            for (size_t i = 0; i < yv.size(); ++i) {
+                float m = 0;
+                for (size_t p = 0; p < 192; ++p) m = std::max(m, std::abs(adv[i * 192 + p] - xv[i * 192 + p]));
+                const auto k = static_cast<size_t>(yv[i]);
+                INFO("sample " << i << " class " << k << ": |x_adv - x|_inf " << m * 255 << "/255");
+                CHECK(m <= ball[k] + 1e-6f);
+                widest[k] = std::max(widest[k], m);
+            }
+            // Class 0's ball is wider than ε and its samples go beyond ε.
+            CHECK(widest[0] > eps + 1e-4f);
+        }
+    }
+}
