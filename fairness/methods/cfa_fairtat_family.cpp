@@ -26,7 +26,9 @@ void add_flags(CLI::App& app, MethodOptions& o) {
     app.add_flag("!--no-cfa-ccr", c.ccr,
                  "cfa_trades: turn off CCR (beta_k = beta; the loss keeps CFA's division by 1+beta)")
         ->group(g);
-    app.add_option("--fair-tat-lambda", c.tat_lambda, "fair_tat: lambda in eps_k = (lambda + r_k)*eps (default 0.5, code --lambda-r)")
+    app.add_option("--fair-tat-lambda", c.tat_lambda, "fair_tat, fair_tat_trades: lambda in eps_k = (lambda + r_k)*eps (default 0.5, code --lambda-r). "
+                   "fair_tat_trades is a reconstruction (fairness.md D.4 item 4; the code ignores the target with "
+                   "TRADES): targeted eval-mode PGD from x + 0.001*N(0,I), then CFA-form TRADES (beta 6, no CCR)")
         ->group(g);
     app.add_option("--fair-tat-begin", c.tat_begin,
                    "fair_tat: first (0-based) epoch with eps scaling and the CFP prior (default 1, code)")
