@@ -160,7 +160,11 @@ void add_job_flags(CLI::App& app, JobConfig& job) {
                        std::string s;
                        for (const auto& n : method_names()) s += (s.empty() ? "" : ", ") + n;
                        return s;
-                   }())->capture_default_str();
+                   }() + ". Reconstructed where no reference code exists (fairness.md): bat (from BAT's abstract), "
+                         "frl_baseline_rw (FRL's 'baseline reweight'), fair_tat_trades (D.4: the code ignores the target), "
+                         "the proportional FAIR-TAT prior's floor; our proposals: the long-tail transfers "
+                         "(n_k = robustly-correct counts, LDAM on a linear head, the cosine regulariser's formula)")
+        ->capture_default_str();
     app.add_option("--init", job.init, "start from the weights of this checkpoint (FRL fine-tunes a PGD-AT model: "
                                        "its hot start); same architecture and classes")->check(CLI::ExistingFile);
     app.add_option("--eps", job.eps, "L∞ radius for training and evaluation, e.g. 8/255 or 0.1 (default: MNIST 0.3, "
