@@ -22,16 +22,6 @@ using namespace cw::train;
 
 namespace {
 
-// Three classes of 3×8×8 images: channel k brighter for class k, plus uniform noise, in [0, 1].
-void channel_blobs(int64_t n, Rng& rng, std::vector<float>& x, std::vector<int32_t>& y) {
-    for (int64_t i = 0; i < n; ++i) {
-        const int k = static_cast<int>(i % 3);
-        y.push_back(k);
-        for (int c = 0; c < 3; ++c)
-            for (int p = 0; p < 64; ++p) x.push_back(0.3f + (c == k ? 0.4f : 0.f) + rng.uniform(-0.1f, 0.1f));
-    }
-}
-
 std::vector<int32_t> argmax_rows(const Tensor& logits) {
     const auto v = logits.to_vector();
     const int64_t c = logits.size(1);
@@ -39,13 +29,6 @@ std::vector<int32_t> argmax_rows(const Tensor& logits) {
     for (size_t i = 0; i < p.size(); ++i)
         p[i] = static_cast<int32_t>(std::max_element(v.begin() + i * c, v.begin() + (i + 1) * c) - (v.begin() + i * c));
     return p;
-}
-
-std::string file_text(const std::filesystem::path& p) {
-    std::ifstream in(p);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
 }
 
 // The last `n` comma-separated numbers of the history.csv row starting with "<epoch>,<eval>,".
@@ -74,7 +57,7 @@ TEST_CASE("cfa and fair_tat: a few epochs on separable blobs lower the loss with
     Rng data(9);
     std::vector<float> xv;
     std::vector<int32_t> yv;
-    channel_blobs(48, data, xv, yv);
+    cw_train_test::blobs(48, data, xv, yv);
     for (const std::string name : {"cfa_at", "cfa_trades", "cfa_fat", "fair_tat", "fair_tat_trades"}) {
         DYNAMIC_SECTION(name) {
             MethodOptions o;
@@ -118,34 +101,6 @@ TEST_CASE("cfa and fair_tat: a few epochs on separable blobs lower the loss with
 
 namespace {
 constexpr int kClasses = 3;
-// 3 classes of 1×6×6 images: a bright band in a class-specific row range, plus noise (test_train_loop's toy).
-std::shared_ptr<data::Dataset> toy_dataset(int64_t n, uint64_t seed) {
-    auto d = std::make_shared<data::Dataset>();
-    d->name = "toy/train";
-    d->channels = 1;
-    d->height = d->width = 6;
-    d->class_names = {"top", "middle", "bottom"};
-    Rng rng(seed);
-    for (int64_t i = 0; i < n; ++i) {
-        const int y = static_cast<int>(i % kClasses);
-        d->labels.push_back(y);
-        for (int r = 0; r < 6; ++r)
-            for (int c = 0; c < 6; ++c) {
-                const float base = (r / 2 == y) ? 180.f : 60.f;
-                d->pixels.push_back(static_cast<uint8_t>(std::clamp(base + 90.f * rng.normal(), 0.f, 255.f)));
-            }
-    }
-    return d;
-}
-std::shared_ptr<nn::Module> toy_model() {
-    auto m = std::make_shared<nn::Sequential>();
-    m->add(std::make_shared<nn::Conv2d>(1, 4, 3, 1, 1));
-    m->add(std::make_shared<nn::BatchNorm2d>(4));
-    m->add(std::make_shared<nn::ReLU>());
-    m->add(std::make_shared<nn::Flatten>());
-    m->add(std::make_shared<nn::Linear>(4 * 36, kClasses));
-    return m;
-}
 }  // namespace
 
 // One toy training run of `name` through train::Trainer (3 epochs of 6 steps; class-wise values from epoch 2).
@@ -158,14 +113,14 @@ TrainerRun run_trainer(const std::string& name, const std::string& out, int64_t 
                        bool resume = false) {
     TrainerRun r;
     manual_seed(5);
-    auto data = toy_dataset(96, 11), test = toy_dataset(30, 12);
+    auto data = cw_train_test::band_dataset(96, 11), test = cw_train_test::band_dataset(30, 12);
     MethodOptions o;
     o.eps = 0.15f;
     o.steps = 3;
     o.cfa.begin = 2;       // epoch 0 and 1 at ε, epoch 2 calibrated from epoch 1
     o.cfa.tat_begin = 2;
     r.method = make_method(name, o);
-    r.model = toy_model();
+    r.model = cw_train_test::band_model();
     Rng loader_rng(6);
     data::LoaderOptions lo;
     lo.batch_size = 16;
@@ -208,7 +163,7 @@ TEST_CASE("cfa_at and fair_tat through train::Trainer: history.csv state rows ar
         DYNAMIC_SECTION(name) {
             cw_nn_test::ScratchDir dir;
             run_trainer(name, dir.path.string());
-            const std::string history = file_text(dir.path / "history.csv");
+            const std::string history = cw_train_test::file_text(dir.path / "history.csv");
             INFO(history);
             // history.csv epochs are 1-based: the row of epoch E holds the state after E epochs, i.e. what epoch E
             // (0-based) uses. Epochs 0 and 1 use ε; epoch 2 uses (λ + t_k)·ε from epoch 1.
@@ -269,7 +224,7 @@ TEST_CASE("cfa and fair_tat: every sample's attack stays in its class's eps_k-ba
     Rng data(21);
     std::vector<float> xv;
     std::vector<int32_t> yv;
-    channel_blobs(24, data, xv, yv);
+    cw_train_test::blobs(24, data, xv, yv);
     const Tensor x = Tensor::from_vector(xv, {24, 3, 8, 8}), y = Tensor::from_labels(yv);
     // t = (1, 0.5, 0) (balanced, code form): ε_k = (0.5 + t_k)·ε = (1.5, 1, 0.5)·ε with λ = 0.5.
     ClassStats stats(3);

@@ -20,26 +20,12 @@
 using namespace cw;
 using namespace cw::train;
 
-namespace {
-
-// Three classes of 3×8×8 images in [0, 1]: channel k brighter for class k, plus uniform noise.
-void blobs(int64_t n, Rng& rng, std::vector<float>& x, std::vector<int32_t>& y) {
-    for (int64_t i = 0; i < n; ++i) {
-        const int k = static_cast<int>(i % 3);
-        y.push_back(k);
-        for (int c = 0; c < 3; ++c)
-            for (int p = 0; p < 64; ++p) x.push_back(0.3f + (c == k ? 0.4f : 0.f) + rng.uniform(-0.1f, 0.1f));
-    }
-}
-
-}  // namespace
-
 TEST_CASE("weighted TRADES: per-sample terms are ce_coef*CE + kl_coef*KL and sum to the batch loss", "[fair]") {
     Rng init(3), data(4);
     auto net = cw_train_test::tiny_net(init);
     std::vector<float> xv;
     std::vector<int32_t> yv;
-    blobs(4, data, xv, yv);
+    cw_train_test::blobs(4, data, xv, yv);
     const Tensor x = Tensor::from_vector(xv, {4, 3, 8, 8}), y = Tensor::from_labels(yv);
     std::vector<float> shifted(xv);
     for (float& v : shifted) v = 1.f - v;   // far from x: KL is large and visibly asymmetric
@@ -71,7 +57,7 @@ TEST_CASE("frl / wat: a few epochs on separable blobs lower the loss, with unequ
     Rng data(9);
     std::vector<float> xv;
     std::vector<int32_t> yv;
-    blobs(48, data, xv, yv);
+    cw_train_test::blobs(48, data, xv, yv);
     for (const std::string name : {"frl_rw", "frl_rm", "frl_rwrm", "frl_baseline_rw", "wat"}) {
         DYNAMIC_SECTION(name) {
             MethodOptions o;
@@ -109,46 +95,9 @@ TEST_CASE("frl / wat: a few epochs on separable blobs lower the loss, with unequ
 
 namespace {
 
-// 3 classes of 1×6×6 images: a bright band in a class-specific row range, plus noise.
-std::shared_ptr<data::Dataset> band_dataset(int64_t n, uint64_t seed) {
-    auto d = std::make_shared<data::Dataset>();
-    d->name = "toy/train";
-    d->channels = 1;
-    d->height = d->width = 6;
-    d->class_names = {"top", "middle", "bottom"};
-    Rng rng(seed);
-    for (int64_t i = 0; i < n; ++i) {
-        const int y = static_cast<int>(i % 3);
-        d->labels.push_back(y);
-        for (int r = 0; r < 6; ++r)
-            for (int c = 0; c < 6; ++c) {
-                const float base = (r / 2 == y) ? 180.f : 60.f;
-                d->pixels.push_back(static_cast<uint8_t>(std::clamp(base + 90.f * rng.normal(), 0.f, 255.f)));
-            }
-    }
-    return d;
-}
-
-std::shared_ptr<nn::Module> band_model() {
-    auto m = std::make_shared<nn::Sequential>();
-    m->add(std::make_shared<nn::Conv2d>(1, 4, 3, 1, 1));
-    m->add(std::make_shared<nn::BatchNorm2d>(4));
-    m->add(std::make_shared<nn::ReLU>());
-    m->add(std::make_shared<nn::Flatten>());
-    m->add(std::make_shared<nn::Linear>(4 * 36, 3));
-    return m;
-}
-
-std::string read_text(const std::filesystem::path& p) {
-    std::ifstream in(p);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 TrainResult band_run(Method& method, const std::string& out, bool with_val) {
     manual_seed(5);
-    auto data = band_dataset(48, 11), held = band_dataset(30, 12);
+    auto data = cw_train_test::band_dataset(48, 11), held = cw_train_test::band_dataset(30, 12);
     Rng loader_rng(6);
     data::LoaderOptions lo;
     lo.batch_size = 16;
@@ -163,8 +112,8 @@ TrainResult band_run(Method& method, const std::string& out, bool with_val) {
     config.seed = 5;
     config.audit_steps = 2;   // steps.csv: the per-step rows with the method's class state
     TrainSetup s;
-    s.model = band_model();
-    s.new_model = [] { return band_model(); };
+    s.model = cw_train_test::band_model();
+    s.new_model = [] { return cw_train_test::band_model(); };
     s.method = &method;
     s.loader = &loader;
     std::vector<int64_t> idx(30);
@@ -191,7 +140,7 @@ TEST_CASE("frl / wat through the trainer: the validation split drives the state 
         cw_nn_test::ScratchDir dir;
         MethodPtr frl = make_method("frl_rwrm", o);
         REQUIRE(band_run(*frl, dir.path.string(), true).epochs_completed == 2);
-        const std::string history = read_text(dir.path / "history.csv");
+        const std::string history = cw_train_test::file_text(dir.path / "history.csv");
         for (const char* row : {"state_lambda_nat", "state_lambda_bdy", "state_lambda_m", "state_w_nat", "state_w_bdy",
                                 "state_eps_mult", "state_violation_nat", "state_violation_bdy"}) {
             INFO(row);
@@ -203,13 +152,13 @@ TEST_CASE("frl / wat through the trainer: the validation split drives the state 
         for (int k = 0; k < 3; ++k) violation_spread += std::abs(state[6][k]);
         CHECK(violation_spread > 0);   // the epoch-start evaluation ran and measured something
         CHECK(lambda_sum > 0);         // with τ = 0 some class violates, so some multiplier moved
-        CHECK(read_text(dir.path / "steps.csv").find("lambda_nat") != std::string::npos);
+        CHECK(cw_train_test::file_text(dir.path / "steps.csv").find("lambda_nat") != std::string::npos);
     }
     {
         cw_nn_test::ScratchDir dir;
         MethodPtr wat = make_method("wat", o);
         REQUIRE(band_run(*wat, dir.path.string(), true).epochs_completed == 2);
-        const std::string history = read_text(dir.path / "history.csv");
+        const std::string history = cw_train_test::file_text(dir.path / "history.csv");
         CHECK(history.find("2,state_weight,") != std::string::npos);
         CHECK(history.find("2,state_cum_cost,") != std::string::npos);
         const auto state = wat->class_state();

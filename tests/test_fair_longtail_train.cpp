@@ -23,16 +23,6 @@ using namespace cw::train;
 
 namespace {
 
-// Three classes of 3×8×8 images: channel k is brighter for class k, plus uniform noise; all in [0, 1].
-void blobs(int64_t n, Rng& rng, std::vector<float>& x, std::vector<int32_t>& y) {
-    for (int64_t i = 0; i < n; ++i) {
-        const int k = static_cast<int>(i % 3);
-        y.push_back(k);
-        for (int c = 0; c < 3; ++c)
-            for (int p = 0; p < 64; ++p) x.push_back(0.3f + (c == k ? 0.4f : 0.f) + rng.uniform(-0.1f, 0.1f));
-    }
-}
-
 // The loss the method should have returned, rebuilt from its reported logits and its current class state.
 double expected_loss(const std::string& name, const LongTailAt& m, const Tensor& logits, const Tensor& y,
                      const std::vector<int32_t>& hy, float cos_lambda) {
@@ -51,7 +41,7 @@ TEST_CASE("longtail methods: a few epochs on blobs lower the loss; per-sample te
     Rng data(9);
     std::vector<float> xv;
     std::vector<int32_t> yv;
-    blobs(48, data, xv, yv);
+    cw_train_test::blobs(48, data, xv, yv);
     for (const std::string name : {"at_cost_sensitive", "at_class_balanced", "at_ldam_drw", "at_cosine_reg", "at_target_class"}) {
         DYNAMIC_SECTION(name) {
             MethodOptions o;
@@ -113,36 +103,6 @@ TEST_CASE("longtail methods: a few epochs on blobs lower the loss; per-sample te
 
 namespace {
 
-// 3 classes of 1×6×6 images: a bright band in a class-specific row range, plus noise.
-std::shared_ptr<data::Dataset> band_dataset(int64_t n, uint64_t seed) {
-    auto d = std::make_shared<data::Dataset>();
-    d->name = "bands/train";
-    d->channels = 1;
-    d->height = d->width = 6;
-    d->class_names = {"top", "middle", "bottom"};
-    Rng rng(seed);
-    for (int64_t i = 0; i < n; ++i) {
-        const int y = static_cast<int>(i % 3);
-        d->labels.push_back(y);
-        for (int r = 0; r < 6; ++r)
-            for (int c = 0; c < 6; ++c) {
-                const float base = (r / 2 == y) ? 180.f : 60.f;
-                d->pixels.push_back(static_cast<uint8_t>(std::clamp(base + 90.f * rng.normal(), 0.f, 255.f)));
-            }
-    }
-    return d;
-}
-
-std::shared_ptr<nn::Module> band_model() {
-    auto m = std::make_shared<nn::Sequential>();
-    m->add(std::make_shared<nn::Conv2d>(1, 4, 3, 1, 1));
-    m->add(std::make_shared<nn::BatchNorm2d>(4));
-    m->add(std::make_shared<nn::ReLU>());
-    m->add(std::make_shared<nn::Flatten>());
-    m->add(std::make_shared<nn::Linear>(4 * 36, 3));
-    return m;
-}
-
 // history.csv rows "epoch,state_<name>,overall,top,middle,bottom" as {epoch → per-class values}.
 std::map<int, std::vector<double>> state_rows(const std::filesystem::path& history, const std::string& name) {
     std::ifstream in(history);
@@ -167,7 +127,7 @@ TEST_CASE("longtail methods: a toy Trainer run writes state_weight rows that fol
     cw_train_test::QuietAttacks quiet;
     cw_nn_test::ScratchDir dir;
     manual_seed(5);
-    auto data = band_dataset(96, 11), test = band_dataset(30, 12);
+    auto data = cw_train_test::band_dataset(96, 11), test = cw_train_test::band_dataset(30, 12);
     MethodOptions o;
     o.eps = 0.15f;
     o.steps = 3;
@@ -187,8 +147,8 @@ TEST_CASE("longtail methods: a toy Trainer run writes state_weight rows that fol
     config.out_dir = dir.path.string();
     config.seed = 5;
     TrainSetup s;
-    s.model = band_model();
-    s.new_model = [] { return band_model(); };
+    s.model = cw_train_test::band_model();
+    s.new_model = [] { return cw_train_test::band_model(); };
     s.method = method.get();
     s.loader = &loader;
     std::vector<eval::EvalBatch> batches;

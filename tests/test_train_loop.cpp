@@ -12,6 +12,7 @@
 #include "nn/layers.h"
 #include "nn/training_state.h"
 #include "tests/test_nn_util.h"
+#include "tests/test_train_methods_util.h"
 #include "train/class_stats.h"
 #include "train/csv_rows.h"
 #include "train/step_audit.h"
@@ -24,37 +25,6 @@ using cw_nn_test::ScratchDir;
 namespace {
 
 constexpr int kClasses = 3;
-
-// 3 classes of 1×6×6 images: a bright band in a class-specific row range, plus noise.
-std::shared_ptr<data::Dataset> toy_dataset(int64_t n, uint64_t seed) {
-    auto d = std::make_shared<data::Dataset>();
-    d->name = "toy/train";
-    d->channels = 1;
-    d->height = d->width = 6;
-    d->class_names = {"top", "middle", "bottom"};
-    Rng rng(seed);
-    for (int64_t i = 0; i < n; ++i) {
-        const int y = static_cast<int>(i % kClasses);
-        d->labels.push_back(y);
-        for (int r = 0; r < 6; ++r)
-            for (int c = 0; c < 6; ++c) {
-                const float base = (r / 2 == y) ? 180.f : 60.f;
-                d->pixels.push_back(static_cast<uint8_t>(std::clamp(base + 90.f * rng.normal(), 0.f, 255.f)));
-            }
-    }
-    return d;
-}
-
-// conv → BN (train-mode statistics couple the samples) → ReLU → flatten → linear.
-std::shared_ptr<nn::Module> toy_model() {
-    auto m = std::make_shared<nn::Sequential>();
-    m->add(std::make_shared<nn::Conv2d>(1, 4, 3, 1, 1));
-    m->add(std::make_shared<nn::BatchNorm2d>(4));
-    m->add(std::make_shared<nn::ReLU>());
-    m->add(std::make_shared<nn::Flatten>());
-    m->add(std::make_shared<nn::Linear>(4 * 36, kClasses));
-    return m;
-}
 
 // Natural training with a per-class counter as method state (exercises the method's save/load on resume), and a
 // planted NaN for the divergence test.
@@ -90,8 +60,8 @@ private:
 };
 
 struct Run {
-    std::shared_ptr<data::Dataset> data = toy_dataset(96, 11);
-    std::shared_ptr<data::Dataset> test = toy_dataset(30, 12);
+    std::shared_ptr<data::Dataset> data = cw_train_test::band_dataset(96, 11);
+    std::shared_ptr<data::Dataset> test = cw_train_test::band_dataset(30, 12);
     std::shared_ptr<nn::Module> model;
     CountingNatural method;
     Rng loader_rng;
@@ -101,7 +71,7 @@ struct Run {
 
     Run(const std::string& out, uint64_t seed = 5) : loader_rng(seed + 1) {
         manual_seed(seed);
-        model = toy_model();
+        model = cw_train_test::band_model();
         data::LoaderOptions lo;
         lo.batch_size = 16;
         loader = std::make_unique<data::Loader>(data, lo, loader_rng);
@@ -120,7 +90,7 @@ struct Run {
     TrainResult go() {
         TrainSetup s;
         s.model = model;
-        s.new_model = [] { return toy_model(); };
+        s.new_model = [] { return cw_train_test::band_model(); };
         s.method = &method;
         s.loader = loader.get();
         std::vector<eval::EvalBatch> batches;
@@ -149,23 +119,16 @@ std::vector<std::vector<float>> state_values(nn::Module& m) {
     return v;
 }
 
-std::string file_text(const std::filesystem::path& p) {
-    std::ifstream in(p);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 // The files a run writes, without train_log.csv's wall-clock columns (images_per_second, seconds).
 std::string run_record(const std::filesystem::path& dir) {
-    std::stringstream in(file_text(dir / "train_log.csv"));
+    std::stringstream in(cw_train_test::file_text(dir / "train_log.csv"));
     std::string trimmed;
     for (std::string line; std::getline(in, line);) {
         size_t cut = 0;
         for (int commas = 0; commas < 5; ++commas) cut = line.find(',', cut) + 1;
         trimmed += line.substr(0, cut) + "\n";
     }
-    return file_text(dir / "history.csv") + file_text(dir / "steps.csv") + trimmed;
+    return cw_train_test::file_text(dir / "history.csv") + cw_train_test::file_text(dir / "steps.csv") + trimmed;
 }
 
 }  // namespace
@@ -192,7 +155,7 @@ TEST_CASE("trainer: an interrupted run resumed from its state ends bit-identical
     REQUIRE(resumed.epochs_completed == 3);
     REQUIRE(resumed.steps == 18);
     CHECK(state_values(*rest.model) == state_values(*straight.model));
-    auto a = toy_model(), b = toy_model();
+    auto a = cw_train_test::band_model(), b = cw_train_test::band_model();
     nn::load_model(*a, (straight_dir.path / "ema_last.safetensors").string());
     nn::load_model(*b, (cut_dir.path / "ema_last.safetensors").string());
     CHECK(state_values(*a) == state_values(*b));
@@ -246,7 +209,7 @@ TEST_CASE("trainer: a NaN loss stops the run with a clear message and the last g
     CHECK_THAT(message, Catch::Contains("loss is nan at epoch 2, batch 3 (step 9)"));
     CHECK_THAT(message, Catch::Contains("state.safetensors still holds the last good state (epoch 1)"));
     // The state on disk is the end of epoch 1, identical to a clean run's.
-    auto from_nan = toy_model(), from_clean = toy_model();
+    auto from_nan = cw_train_test::band_model(), from_clean = cw_train_test::band_model();
     nn::load_model(*from_nan, (nan_dir.path / "last.safetensors").string());
     nn::load_model(*from_clean, (one_epoch_dir.path / "last.safetensors").string());
     CHECK(state_values(*from_nan) == state_values(*from_clean));
@@ -257,7 +220,7 @@ TEST_CASE("trainer: history.csv, train_log.csv, steps.csv and selection.json", "
     ScratchDir dir;
     Run run(dir.path.string());
     const TrainResult r = run.go();
-    std::stringstream history(file_text(dir.path / "history.csv"));
+    std::stringstream history(cw_train_test::file_text(dir.path / "history.csv"));
     std::string line;
     std::getline(history, line);
     CHECK(line == "epoch,eval,overall,top,middle,bottom");
@@ -267,14 +230,14 @@ TEST_CASE("trainer: history.csv, train_log.csv, steps.csv and selection.json", "
     CHECK(evals == std::vector<std::string>{"train_adv", "train_loss", "state_seen", "test_clean", "test_pgd3",
                                             "ema_test_clean", "ema_test_pgd3"});
     // The toy problem is easy: clean test accuracy after 3 epochs is well above chance.
-    std::stringstream again(file_text(dir.path / "history.csv"));
+    std::stringstream again(cw_train_test::file_text(dir.path / "history.csv"));
     double clean3 = 0;
     while (std::getline(again, line))
         if (line.rfind("3,test_clean,", 0) == 0) clean3 = std::stod(line.substr(13));
     CHECK(clean3 > 0.8);
 
     // steps.csv: steps 0, 4, 8, 12, 16 audited; each has an "all" row and one row per class.
-    std::stringstream steps(file_text(dir.path / "steps.csv"));
+    std::stringstream steps(cw_train_test::file_text(dir.path / "steps.csv"));
     std::getline(steps, line);
     CHECK(line == "step,epoch,batch,lr,class,name,n,loss,loss_mean,grad_norm,cosine,seen");
     int rows = 0;
@@ -288,9 +251,9 @@ TEST_CASE("trainer: history.csv, train_log.csv, steps.csv and selection.json", "
 
 TEST_CASE("step audit: class shares come from the whole batch's graph and add up to the real gradient", "[train]") {
     manual_seed(3);
-    auto model = toy_model();
+    auto model = cw_train_test::band_model();
     model->train();
-    auto data = toy_dataset(12, 4);
+    auto data = cw_train_test::band_dataset(12, 4);
     std::vector<int64_t> idx(12);
     std::iota(idx.begin(), idx.end(), 0);
     data::Batch b = data::make_batch(*data, idx);
@@ -386,11 +349,11 @@ TEST_CASE("training CSVs: a resumed run cuts the file back to the resumed epoch"
         f << "epoch,eval,overall\n1,a,0.1\n2,a,0.2\n2,b,0.25\n3,a,0.3\n10,a,1\n";
     }
     keep_rows_up_to(path, "epoch,eval,overall", 2);   // e.g. a crash after epoch 3's rows, before its state
-    CHECK(file_text(path) == "epoch,eval,overall\n1,a,0.1\n2,a,0.2\n2,b,0.25\n");
+    CHECK(cw_train_test::file_text(path) == "epoch,eval,overall\n1,a,0.1\n2,a,0.2\n2,b,0.25\n");
     keep_rows_up_to(path, "epoch,eval,overall,extra", 2);   // another header: another run, start afresh
-    CHECK(file_text(path) == "epoch,eval,overall,extra\n");
+    CHECK(cw_train_test::file_text(path) == "epoch,eval,overall,extra\n");
     keep_rows_up_to(path, "epoch,eval,overall,extra", -1);
-    CHECK(file_text(path) == "epoch,eval,overall,extra\n");
+    CHECK(cw_train_test::file_text(path) == "epoch,eval,overall,extra\n");
     CHECK(csv_field("Speed limit (20km/h)") == "Speed limit (20km/h)");
     CHECK(csv_field("a,b \"c\"") == "\"a,b \"\"c\"\"\"");
 }
@@ -405,11 +368,11 @@ TEST_CASE("trainer: FAWA averages an epoch in only when its worst validation cla
     open.config.ema.every = "fawa";
     open.config.ema.fawa_threshold = 0.f;
     open.go();
-    auto a = toy_model(), b = toy_model();
+    auto a = cw_train_test::band_model(), b = cw_train_test::band_model();
     nn::load_model(*a, (plain_dir.path / "ema_last.safetensors").string());
     nn::load_model(*b, (open_dir.path / "ema_last.safetensors").string());
     CHECK(state_values(*a) == state_values(*b));
-    CHECK_THAT(file_text(open_dir.path / "selection.json"), Catch::Contains("\"accepted\": 3"));
+    CHECK_THAT(cw_train_test::file_text(open_dir.path / "selection.json"), Catch::Contains("\"accepted\": 3"));
 
     Run closed(closed_dir.path.string());   // threshold above any accuracy: nothing is averaged in
     closed.with_val = true;
@@ -418,8 +381,8 @@ TEST_CASE("trainer: FAWA averages an epoch in only when its worst validation cla
     const TrainResult r = closed.go();
     CHECK_FALSE(std::filesystem::exists(closed_dir.path / "ema_last.safetensors"));
     CHECK(r.ema_last_path.empty());
-    CHECK_THAT(file_text(closed_dir.path / "selection.json"), Catch::Contains("\"rejected\": 3"));
-    CHECK(file_text(closed_dir.path / "history.csv").find("\n3,fawa,0,") != std::string::npos);
+    CHECK_THAT(cw_train_test::file_text(closed_dir.path / "selection.json"), Catch::Contains("\"rejected\": 3"));
+    CHECK(cw_train_test::file_text(closed_dir.path / "history.csv").find("\n3,fawa,0,") != std::string::npos);
 
     Run no_val(closed_dir.path.string());
     no_val.config.ema.every = "fawa";

@@ -341,29 +341,13 @@ TEST_CASE("fgsm_rs guard: its state survives save_state / load_state", "[train]"
         REQUIRE(d.restore_state[i].to_vector() == want.model->state()[i].tensor->to_vector());
 }
 
-namespace {
-
-// Three classes of 3×8×8 images: channel k is brighter for class k, plus uniform noise; all in [0, 1].
-void blobs(int64_t n, Rng& rng, std::vector<float>& x, std::vector<int32_t>& y) {
-    x.clear();
-    y.clear();
-    for (int64_t i = 0; i < n; ++i) {
-        const int k = static_cast<int>(i % 3);
-        y.push_back(k);
-        for (int c = 0; c < 3; ++c)
-            for (int p = 0; p < 64; ++p) x.push_back(0.3f + (c == k ? 0.4f : 0.f) + rng.uniform(-0.1f, 0.1f));
-    }
-}
-
-}  // namespace
-
 TEST_CASE("train methods: a few epochs on separable blobs lower the loss; per_sample has B terms summing to the loss",
           "[train]") {
     QuietAttacks quiet;
     Rng data(9);
     std::vector<float> xv;
     std::vector<int32_t> yv;
-    blobs(48, data, xv, yv);
+    cw_train_test::blobs(48, data, xv, yv);
     for (const std::string& name : baseline_family().names) {
         DYNAMIC_SECTION(name) {
             MethodOptions o;

@@ -1,10 +1,18 @@
 #pragma once
 // Shared by the training-method tests: the tiny BN net of tools/make_method_twins.py, one SGD step the way the
 // trainer takes it, and silencing the attacks' start lines.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "attacks/attack.h"
+#include "datasets/dataset.h"
+#include "engine/rng.h"
 #include "nn/layers.h"
 #include "nn/optim.h"
 #include "train/method.h"
@@ -54,5 +62,54 @@ struct QuietAttacks {
     QuietAttacks() { cw::attacks::default_attack_log() = nullptr; }
     ~QuietAttacks() { cw::attacks::default_attack_log() = prev; }
 };
+
+// Three classes of 3×8×8 images in [0, 1]: channel k brighter for class k, plus uniform noise (the "loss goes down"
+// problem of every method test).
+inline void blobs(int64_t n, cw::Rng& rng, std::vector<float>& x, std::vector<int32_t>& y) {
+    for (int64_t i = 0; i < n; ++i) {
+        const int k = static_cast<int>(i % 3);
+        y.push_back(k);
+        for (int c = 0; c < 3; ++c)
+            for (int p = 0; p < 64; ++p) x.push_back(0.3f + (c == k ? 0.4f : 0.f) + rng.uniform(-0.1f, 0.1f));
+    }
+}
+
+// 3 classes of 1×6×6 images: a bright band in a class-specific row range, plus noise — the trainer tests' dataset.
+inline std::shared_ptr<cw::data::Dataset> band_dataset(int64_t n, uint64_t seed) {
+    auto d = std::make_shared<cw::data::Dataset>();
+    d->name = "toy/train";
+    d->channels = 1;
+    d->height = d->width = 6;
+    d->class_names = {"top", "middle", "bottom"};
+    cw::Rng rng(seed);
+    for (int64_t i = 0; i < n; ++i) {
+        const int y = static_cast<int>(i % 3);
+        d->labels.push_back(y);
+        for (int r = 0; r < 6; ++r)
+            for (int c = 0; c < 6; ++c) {
+                const float base = (r / 2 == y) ? 180.f : 60.f;
+                d->pixels.push_back(static_cast<uint8_t>(std::clamp(base + 90.f * rng.normal(), 0.f, 255.f)));
+            }
+    }
+    return d;
+}
+
+// conv → BN (train-mode statistics couple the samples) → ReLU → flatten → linear, for band_dataset's images.
+inline std::shared_ptr<cw::nn::Module> band_model() {
+    auto m = std::make_shared<cw::nn::Sequential>();
+    m->add(std::make_shared<cw::nn::Conv2d>(1, 4, 3, 1, 1));
+    m->add(std::make_shared<cw::nn::BatchNorm2d>(4));
+    m->add(std::make_shared<cw::nn::ReLU>());
+    m->add(std::make_shared<cw::nn::Flatten>());
+    m->add(std::make_shared<cw::nn::Linear>(4 * 36, 3));
+    return m;
+}
+
+inline std::string file_text(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
 
 }  // namespace cw_train_test
