@@ -4,6 +4,7 @@
 #include "fairness/methods/cfa.h"
 #include "fairness/methods/fair_tat.h"
 #include "train/methods/family.h"
+#include "train/methods/flag_choice.h"
 
 namespace cw::train {
 
@@ -43,7 +44,7 @@ void add_flags(CLI::App& app, MethodOptions& o) {
     app.add_option("--fair-tat-prior", c.tat_prior,
                    "fair_tat: target prior from the previous epoch's training CFP: softmax (code: softmax(scale*CFP)) | "
                    "proportional (paper wording; reconstruction: max(CFP, floor), our floor); default softmax")
-        ->transform(CLI::CheckedTransformer(priors, CLI::ignore_case))
+        ->transform(choice(priors, "softmax|proportional"))
         ->group(g);
     app.add_option("--fair-tat-softmax-scale", c.tat_softmax_scale, "fair_tat: softmax prior scale (default 2, code)")
         ->group(g);

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "train/methods/family.h"
+#include "train/methods/flag_choice.h"
 #include "train/methods/fat.h"
 #include "train/methods/fgsm_rs.h"
 #include "train/methods/mart.h"
@@ -28,20 +29,6 @@ void validate(const MethodOptions& o) {
     check(o.fgsm_guard_steps >= 1, "fgsm guard steps must be >= 1, got " + std::to_string(o.fgsm_guard_steps));
     check(o.fgsm_guard_drop >= 0 && o.fgsm_guard_drop <= 1,
           "fgsm guard drop must be in [0, 1], got " + std::to_string(o.fgsm_guard_drop));
-}
-// A named choice for an enum flag; the help shows `names` instead of CLI11's name->number table.
-template <class E>
-CLI::Validator choice(const std::map<std::string, E>& values, const std::string& names) {
-    return CLI::Validator(
-        [values, names](std::string& text) -> std::string {
-            std::string key = text;
-            for (char& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-            const auto it = values.find(key);
-            if (it == values.end()) return "expected one of " + names + ", got '" + text + "'";
-            text = std::to_string(static_cast<int>(it->second));   // CLI11 then reads the enum from its number
-            return std::string();
-        },
-        names);
 }
 }  // namespace
 
