@@ -45,15 +45,6 @@ struct Args {
     cli::CommonFlags common;   // --device --data-dir --out --seed --resume --quick --epochs (ignored: nothing trains)
 };
 
-std::vector<std::string> split_list(const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, ','))
-        if (!item.empty()) out.push_back(item);
-    return out;
-}
-
 // Re-throws any error with the flag it concerns in front, so the one-line message names it.
 template <class F>
 auto with_flag(const std::string& flag, F f) -> decltype(f()) {
@@ -100,7 +91,7 @@ int run(const Args& a, std::ostream& out) {
     ao.eps = eps;
     ao.alpha = alpha;
     std::vector<std::unique_ptr<attacks::Attack>> attacks;
-    for (const std::string& name : split_list(a.attacks)) {
+    for (const std::string& name : cli::split_list(a.attacks)) {
         if (name == "clean") continue;   // always evaluated
         attacks.push_back(with_flag("--attacks", [&] { return attacks::make_attack(name, ao); }));
     }

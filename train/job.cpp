@@ -19,18 +19,11 @@
 #include "eval/evaluator.h"
 #include "nn/checkpoint.h"
 #include "nn/model_registry.h"
+#include "train/methods/method_util.h"
 
 namespace cw::train {
 
 namespace {
-
-std::vector<std::string> split_list(const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream in(s);
-    for (std::string item; std::getline(in, item, ',');)
-        if (!item.empty()) out.push_back(item);
-    return out;
-}
 
 // "first:100" → ("first", "100"); throws naming --val-split.
 std::pair<std::string, std::string> split_rule(const std::string& text) {
@@ -106,13 +99,6 @@ std::vector<int> top_classes(const data::Dataset& train, const std::string& rule
         throw std::invalid_argument("--classes: expected all or top:K with 2 <= K <= " + std::to_string(train.num_classes()) +
                                     ", got '" + rule + "'");
     return data::most_frequent_classes(train.labels, train.num_classes(), static_cast<int>(k));
-}
-
-std::string eps_text(float eps) {
-    std::ostringstream s;
-    s.precision(4);
-    s << eps << " (" << eps * 255.f << "/255)";
-    return s.str();
 }
 
 }  // namespace
@@ -296,7 +282,7 @@ int run_job(JobConfig& job, std::ostream& out) {
                                {"ema", tc.ema.every}, {"audit_steps", tc.audit_steps}, {"init", job.init}};
     eval::write_file_atomic((std::filesystem::path(common.out) / "job.json").string(), resolved.dump(2) + "\n");
     out << "model: " << arch << " (" << model->num_parameters() << " parameters) on " << device.str() << "; eps "
-        << eps_text(eps) << "; per-epoch evaluation: clean and pgd" << tc.eval_steps << " (alpha eps/4)\n";
+        << over_255(eps) << "; per-epoch evaluation: clean and pgd" << tc.eval_steps << " (alpha eps/4)\n";
 
     const TrainResult result = Trainer(setup, tc).run();
     if (result.interrupted) return result.signal == SIGINT ? 130 : 143;
@@ -307,14 +293,14 @@ int run_job(JobConfig& job, std::ostream& out) {
     ao.alpha = eps / 4;
     std::vector<std::unique_ptr<attacks::Attack>> attack_objs;
     std::vector<attacks::Attack*> attack_list;
-    for (const auto& name : split_list(job.final_attacks)) {
+    for (const auto& name : cli::split_list(job.final_attacks)) {
         if (name == "clean") continue;
         attack_objs.push_back(attacks::make_attack(name, ao));
         attack_objs.back()->set_log(&out);
         attack_list.push_back(attack_objs.back().get());
     }
     std::map<std::string, std::string> evaluated;   // "<ema?>:<epoch>" → the checkpoint evaluated for it
-    for (const auto& which : split_list(job.final_checkpoints)) {
+    for (const auto& which : cli::split_list(job.final_checkpoints)) {
         const std::string file = (std::filesystem::path(common.out) / (which + ".safetensors")).string();
         if (!std::filesystem::exists(file)) {
             out << "final evaluation: no " << file << " (" << which << " needs "

@@ -14,33 +14,13 @@
 #include "nn/progress.h"
 #include "nn/training_state.h"
 #include "train/history.h"
+#include "train/state_vectors.h"
 #include "train/step_audit.h"
 #include "train/stop_signal.h"
 
 namespace cw::train {
 
 namespace {
-
-// Metadata strings for counters and the loader's stream: exact round trips (%.17g for doubles).
-template <class T>
-std::string join(const std::vector<T>& v) {
-    std::ostringstream s;
-    s.precision(17);
-    for (size_t i = 0; i < v.size(); ++i) s << (i ? "," : "") << v[i];
-    return s.str();
-}
-template <class T>
-std::vector<T> split_as(const std::string& text) {
-    std::vector<T> v;
-    std::stringstream in(text);
-    for (std::string item; std::getline(in, item, ',');) {
-        std::istringstream is(item);
-        T x{};
-        is >> x;
-        v.push_back(x);
-    }
-    return v;
-}
 
 const std::string& need(const nn::Metadata& meta, const std::string& key, const std::string& path) {
     auto it = meta.find(key);
@@ -152,15 +132,15 @@ struct Trainer::Impl {
         auto& m = st.method_metadata;
         m["trainer.method"] = s.method->name();
         m["trainer.batches_done"] = std::to_string(batches_done);
-        m["trainer.epoch_loader_rng"] = join(epoch_loader_rng);
-        m["trainer.stats.seen"] = join(stats.seen);
-        m["trainer.stats.correct"] = join(stats.correct);
-        m["trainer.stats.predicted"] = join(stats.predicted);
-        m["trainer.stats.loss_sum"] = join(stats.loss_sum);
-        m["trainer.clean"] = std::to_string(clean_correct) + "," + std::to_string(clean_seen);
-        m["trainer.fawa"] = std::to_string(fawa_accepted) + "," + std::to_string(fawa_rejected);
+        put_vector(m, "trainer.epoch_loader_rng", epoch_loader_rng);
+        put_vector(m, "trainer.stats.seen", stats.seen);
+        put_vector(m, "trainer.stats.correct", stats.correct);
+        put_vector(m, "trainer.stats.predicted", stats.predicted);
+        put_vector(m, "trainer.stats.loss_sum", stats.loss_sum);
+        put_vector(m, "trainer.clean", std::vector<int64_t>{clean_correct, clean_seen});
+        put_vector(m, "trainer.fawa", std::vector<int64_t>{fawa_accepted, fawa_rejected});
         for (const auto& [rule, b] : best)
-            m["trainer.best." + rule] = std::to_string(b.epoch) + "," + join(std::vector<double>{b.score});
+            put_vector(m, "trainer.best." + rule, std::vector<double>{static_cast<double>(b.epoch), b.score});
         nn::save_training_state(path("state.safetensors"), st);
     }
 
@@ -177,23 +157,24 @@ struct Trainer::Impl {
         epoch = st.epoch;
         step = st.step;
         batches_done = std::stoll(need(m, "trainer.batches_done", p));
-        epoch_loader_rng = split_as<uint64_t>(need(m, "trainer.epoch_loader_rng", p));
-        stats.seen = split_as<int64_t>(need(m, "trainer.stats.seen", p));
-        stats.correct = split_as<int64_t>(need(m, "trainer.stats.correct", p));
-        stats.predicted = split_as<int64_t>(need(m, "trainer.stats.predicted", p));
-        stats.loss_sum = split_as<double>(need(m, "trainer.stats.loss_sum", p));
-        if (stats.num_classes() != C || static_cast<int>(stats.correct.size()) != C)
-            throw nn::CheckpointError(p + ": training statistics for " + std::to_string(stats.num_classes()) +
-                                      " classes, the data has " + std::to_string(C));
-        const auto clean = split_as<int64_t>(need(m, "trainer.clean", p));
-        clean_correct = clean.at(0);
-        clean_seen = clean.at(1);
-        const auto fawa = split_as<int64_t>(need(m, "trainer.fawa", p));
-        fawa_accepted = fawa.at(0);
-        fawa_rejected = fawa.at(1);
+        try {
+            epoch_loader_rng = get_vector<uint64_t>(m, "trainer.epoch_loader_rng");
+            stats.seen = get_vector<int64_t>(m, "trainer.stats.seen", C);
+            stats.correct = get_vector<int64_t>(m, "trainer.stats.correct", C);
+            stats.predicted = get_vector<int64_t>(m, "trainer.stats.predicted", C);
+            stats.loss_sum = get_vector<double>(m, "trainer.stats.loss_sum", C);
+            const auto clean = get_vector<int64_t>(m, "trainer.clean", 2);
+            clean_correct = clean[0];
+            clean_seen = clean[1];
+            const auto fawa = get_vector<int64_t>(m, "trainer.fawa", 2);
+            fawa_accepted = fawa[0];
+            fawa_rejected = fawa[1];
+        } catch (const std::invalid_argument& e) {
+            throw nn::CheckpointError(p + ": " + e.what() + " (the data has " + std::to_string(C) + " classes)");
+        }
         for (const auto& [k, v] : m) {
             if (k.rfind("trainer.best.", 0) != 0) continue;
-            const auto parts = split_as<double>(v);
+            const auto parts = get_vector<double>(m, k, 2);
             const std::string rule = k.substr(13);
             best[rule] = {static_cast<int64_t>(parts.at(0)), parts.at(1), path("best_" + rule + ".safetensors")};
         }

@@ -6,7 +6,7 @@
 #include "engine/ops.h"
 #include "fairness/methods/frl_update.h"
 #include "fairness/methods/validation_pass.h"
-#include "fairness/methods/vector_state.h"
+#include "train/state_vectors.h"
 #include "fairness/methods/weighted_trades.h"
 #include "train/methods/method_util.h"
 

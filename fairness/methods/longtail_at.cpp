@@ -8,6 +8,7 @@
 #include "engine/ops.h"
 #include "fairness/methods/critical_targets.h"
 #include "fairness/methods/longtail_losses.h"
+#include "train/state_vectors.h"
 #include "fairness/methods/longtail_weights.h"
 #include "train/methods/method_util.h"
 
@@ -254,19 +255,6 @@ std::vector<std::vector<double>> LongTailAt::class_state() const {
 }
 
 namespace {
-// A double as two floats (hi + lo), so tallies survive a resume to ~1e-14 relative.
-Tensor split_doubles(const std::vector<double>& v) {
-    std::vector<float> out;
-    for (double x : v) out.push_back(static_cast<float>(x));
-    for (double x : v) out.push_back(static_cast<float>(x - static_cast<double>(static_cast<float>(x))));
-    return Tensor::from_vector(out, {2, static_cast<int64_t>(v.size())});
-}
-std::vector<double> joined_doubles(const std::vector<float>& v) {
-    const size_t c = v.size() / 2;
-    std::vector<double> out;
-    for (size_t k = 0; k < c; ++k) out.push_back(static_cast<double>(v[k]) + static_cast<double>(v[c + k]));
-    return out;
-}
 // Counts are integers below 2^24 per class and epoch: exact in float.
 Tensor counts_tensor(const std::vector<int64_t>& v) {
     return Tensor::from_vector(std::vector<float>(v.begin(), v.end()), {static_cast<int64_t>(v.size())});
@@ -277,10 +265,10 @@ void LongTailAt::save_state(std::map<std::string, Tensor>& tensors, nn::Metadata
     if (weights_.empty()) return;
     tensors["n_eff"] = counts_tensor(n_eff_);
     tensors["n_seen"] = counts_tensor(n_seen_);
-    tensors["cos_sum"] = split_doubles(cos_sum_);
-    tensors["cos_batches"] = split_doubles(cos_batches_);
-    tensors["targeted"] = split_doubles(targeted_);
-    tensors["seen"] = split_doubles(seen_);
+    put_vector(meta, "cos_sum", cos_sum_);
+    put_vector(meta, "cos_batches", cos_batches_);
+    put_vector(meta, "targeted", targeted_);
+    put_vector(meta, "seen", seen_);
     meta["have_stats"] = have_stats_ ? "1" : "0";
     meta["refreshed_for"] = std::to_string(refreshed_for_);
 }
@@ -309,10 +297,10 @@ void LongTailAt::load_state(const std::map<std::string, Tensor>& tensors, const 
         n_eff_[k] = static_cast<int64_t>(n[k]);
         n_seen_[k] = static_cast<int64_t>(seen[k]);
     }
-    cos_sum_ = joined_doubles(get("cos_sum", 2 * c));
-    cos_batches_ = joined_doubles(get("cos_batches", 2 * c));
-    targeted_ = joined_doubles(get("targeted", 2 * c));
-    seen_ = joined_doubles(get("seen", 2 * c));
+    cos_sum_ = get_vector<double>(meta, "cos_sum", static_cast<long>(c));
+    cos_batches_ = get_vector<double>(meta, "cos_batches", static_cast<long>(c));
+    targeted_ = get_vector<double>(meta, "targeted", static_cast<long>(c));
+    seen_ = get_vector<double>(meta, "seen", static_cast<long>(c));
     have_stats_ = key("have_stats") == "1";
     refreshed_for_ = std::stoll(key("refreshed_for"));
     if (refreshed_for_ >= 0) refresh(refreshed_for_);

@@ -8,7 +8,7 @@
 #include "attacks/attack.h"
 #include "engine/ops.h"
 #include "fairness/methods/validation_pass.h"
-#include "fairness/methods/vector_state.h"
+#include "train/state_vectors.h"
 #include "fairness/methods/weighted_trades.h"
 #include "train/methods/method_util.h"
 #include "train/methods/trades.h"
