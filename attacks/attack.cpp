@@ -88,8 +88,9 @@ void check_inputs(const std::string& who, const Tensor& x, const Tensor& y, cons
     if (x.numel() > 0) {
         // Two scalars cross to the host, not the batch.
         NoGradGuard no_grad;
-        const Tensor flat = reshape(x.detach(), {1, -1});
-        const float hi = max(flat, 1).item(), lo = -max(neg(flat), 1).item();
+        // Per-sample maxima first: a single row of the whole batch would be scanned by one GPU thread.
+        const Tensor rows = reshape(x.detach(), {n, -1});
+        const float hi = max(max(rows, 1), 0).item(), lo = -max(max(neg(rows), 1), 0).item();
         const bool finite = backend(x.device()).count_nonfinite(x.f32(), x.numel()) == 0;
         CW_CHECK(finite && lo >= 0.f && hi <= 1.f, Error,
                  who + ": input images must lie in [0, 1] (normalisation belongs to the model); got values in [" +

@@ -1,6 +1,8 @@
 // make bench (GPU): PreAct ResNet-18, batch 128 of 3x32x32, on the CUDA backend — milliseconds per training step
-// (forward + backward + SGD update) and per input-gradient step (the PGD step: forward + backward to the input
-// only), images per second, and the peak GPU memory held by the caching allocator. Median of timed repetitions
+// (forward + backward + SGD update), per input-gradient step (the PGD step: forward + backward to the input
+// only) and per PGD-10 adversarial-training step (the trainer's pgd_at: ten train-mode input-gradient steps of
+// attacks::Pgd, then one training step on x_adv), images per second, and the peak GPU memory held by the caching
+// allocator. Median of timed repetitions
 // after warm-up (the warm-up includes cuDNN's algorithm search); each repetition ends with a device
 // synchronisation. tools/bench_pytorch_gpu.py measures the same workload in PyTorch and prints the same keys.
 // Without a usable GPU it prints one line "CUDA benchmark skipped: <why>" and exits 0, or, under
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "attacks/pgd.h"
 #include "engine/autograd.h"
 #include "engine/cuda_backend.h"
 #include "engine/cuda/plugin_api.h"
@@ -121,13 +124,66 @@ int main(int argc, char** argv) {
     const double pgd_ms = cw_bench::median_ms(pgd_step, 0, reps, synchronize);
     const Peak pgd_peak = peak_since_reset();
 
+    // The adversarial-training step as train/methods/pgd_at.cpp runs it (without the optional clean forward).
+    attacks::PgdConfig pgd_config;
+    pgd_config.mode = attacks::ModelMode::Train;
+    attacks::Pgd pgd(pgd_config);
+    Rng attack_rng(2);
+    auto at_step = [&] {
+        const Tensor x_adv = pgd.run(model, x, labels, attack_rng).x_adv;
+        model.train();
+        opt.zero_grad();
+        cross_entropy(model(x_adv), labels).backward();
+        opt.step();
+    };
+    // Where the AT step's time goes: one train-mode input-gradient step, and the whole attack (ten of them plus
+    // the attack's own bookkeeping: input checks, random start, labels to the host).
+    auto pgd_train_step = [&] {
+        model.train();
+        InputGradOnlyGuard attack_step;
+        Tensor xa = x.detach().set_requires_grad(true);
+        cross_entropy(model(xa), labels).backward();
+    };
+    auto attack_only = [&] { (void)pgd.run(model, x, labels, attack_rng); };
+    attacks::PgdConfig no_steps = pgd_config;
+    no_steps.steps = 0;
+    attacks::Pgd pgd0(no_steps);
+    auto attack_overhead = [&] { (void)pgd0.run(model, x, labels, attack_rng); };
+    auto row_max = [&] {  // the attack's input check reduces the whole batch as one row
+        NoGradGuard no_grad;
+        (void)max(reshape(x, {1, -1}), 1).item();
+    };
+    for (int i = 0; i < warmup; ++i) attack_overhead(), row_max();
+    synchronize();
+    const double overhead_ms = cw_bench::median_ms(attack_overhead, 0, reps, synchronize);
+    const double row_max_ms = cw_bench::median_ms(row_max, 0, reps, synchronize);
+    for (int i = 0; i < warmup; ++i) pgd_train_step();
+    synchronize();
+    const double pgd_train_ms = cw_bench::median_ms(pgd_train_step, 0, reps, synchronize);
+    for (int i = 0; i < warmup; ++i) attack_only();
+    synchronize();
+    const double attack_ms = cw_bench::median_ms(attack_only, 0, reps, synchronize);
+    for (int i = 0; i < warmup; ++i) at_step();
+    synchronize();
+    reset_peak();
+    const double at_ms = cw_bench::median_ms(at_step, 0, reps, synchronize);
+    const Peak at_peak = peak_since_reset();
+
     std::printf("workload: PreAct ResNet-18, batch %lld, 3x32x32, SGD momentum 0.9, median of %d after %d warm-up\n",
                 static_cast<long long>(batch), reps, warmup);
     std::printf("train_step_ms: %.2f\n", train_ms);
     std::printf("train_images_per_s: %.0f\n", batch * 1000.0 / train_ms);
     std::printf("pgd_step_ms: %.2f\n", pgd_ms);
     std::printf("pgd_images_per_s: %.0f\n", batch * 1000.0 / pgd_ms);
+    std::printf("at_step_ms: %.2f\n", at_ms);
+    std::printf("pgd_train_mode_step_ms: %.2f\n", pgd_train_ms);
+    std::printf("attack_pgd10_train_mode_ms: %.2f\n", attack_ms);
+    std::printf("attack_pgd0_overhead_ms: %.2f (checks, random start, labels: the attack without its steps)\n", overhead_ms);
+    std::printf("row_max_item_ms: %.3f (max over one row of %lld values, then .item())\n", row_max_ms,
+                static_cast<long long>(x.numel()));
+    std::printf("at_images_per_s: %.0f\n", batch * 1000.0 / at_ms);
     std::printf("train_peak_memory_mib: %.1f in use, %.1f reserved\n", train_peak.in_use_mib, train_peak.reserved_mib);
     std::printf("pgd_peak_memory_mib: %.1f in use, %.1f reserved\n", pgd_peak.in_use_mib, pgd_peak.reserved_mib);
+    std::printf("at_peak_memory_mib: %.1f in use, %.1f reserved\n", at_peak.in_use_mib, at_peak.reserved_mib);
     return 0;
 }
