@@ -81,18 +81,39 @@ void require_near(const std::vector<float>& got, const std::vector<float>& want,
     for (float w : want)
         if (std::isfinite(w)) scale = std::max(scale, std::fabs(static_cast<double>(w)));
     size_t bad = 0, first = 0;
+    double needed = 0;  // the smallest tol that would pass, for the message
     for (size_t i = 0; i < want.size(); ++i) {
         const double g = got[i], w = want[i];
         bool ok;
         if (std::isnan(w)) ok = std::isnan(g);
         else if (std::isinf(w)) ok = g == w;
-        else ok = std::isfinite(g) && std::fabs(g - w) <= tol * (std::fabs(w) + scale);
+        else {
+            ok = std::isfinite(g) && std::fabs(g - w) <= tol * (std::fabs(w) + scale);
+            if (std::isfinite(g) && std::fabs(w) + scale > 0) needed = std::max(needed, std::fabs(g - w) / (std::fabs(w) + scale));
+        }
         if (!ok && bad++ == 0) first = i;
     }
     INFO(what << ": " << bad << " of " << want.size() << " elements differ; first at " << first << ": gpu "
               << (bad ? got[first] : 0.f) << ", cpu " << (bad ? want[first] : 0.f) << " (tol " << tol << ", scale "
-              << scale << ")");
+              << scale << "; tol needed " << needed << ")");
     REQUIRE(bad == 0);
+}
+
+// ||got - want||₂ <= tol * ||want||₂, for tensors whose elements rounding may legitimately move far: gradients
+// through train-mode batch norm on a small batch, where a channel of near-zero variance amplifies the order of
+// float sums. PyTorch's own GPU and CPU gradients of this step differ elementwise by up to 0.2 of a tensor's max
+// (tools/gpu_cpu_noise.py on an H100), while the norm of the difference stays small.
+void require_close_l2(const std::vector<float>& got, const std::vector<float>& want, double tol, const std::string& what) {
+    REQUIRE(got.size() == want.size());
+    double diff = 0, norm = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+        diff += (static_cast<double>(got[i]) - want[i]) * (static_cast<double>(got[i]) - want[i]);
+        norm += static_cast<double>(want[i]) * want[i];
+    }
+    const double rel = std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
+    INFO(what << ": relative L2 distance " << rel << " (tol " << tol << ")");
+    REQUIRE(std::isfinite(rel));
+    REQUIRE(rel <= tol);
 }
 
 void require_bit_equal(const std::vector<float>& a, const std::vector<float>& b, const std::string& what) {
@@ -718,6 +739,9 @@ std::vector<float> resnet_input_grad(nn::PreActResNet& init, Device dev, int64_t
 
 }  // namespace
 
+// Largest relative L2 distance of a gradient or update tensor, GPU against CPU, in the training step below.
+constexpr double kTrainStepL2Tol = 1e-2;
+
 TEST_CASE("GPU parity: a PreAct ResNet-18 SGD training step (TF32 off)", "[cuda]") {
     CW_SKIP_WITHOUT_GPU();
     Tf32Scope strict(false);
@@ -727,9 +751,18 @@ TEST_CASE("GPU parity: a PreAct ResNet-18 SGD training step (TF32 off)", "[cuda]
     const StepResult g = resnet_train_step(init, kGpu, 16);
     CHECK(g.loss == Approx(c.loss).epsilon(1e-4));
     REQUIRE(g.params.size() == c.params.size());
+    const std::vector<nn::Module::Named> init_params = init.named_parameters();
     for (size_t i = 0; i < c.params.size(); ++i) {
-        require_near(g.grads[i], c.grads[i], 1e-3, "gradient of parameter " + std::to_string(i));
-        require_near(g.params[i], c.params[i], 1e-4, "parameter " + std::to_string(i) + " after the step");
+        const std::string name = init_params[i].name;
+        require_close_l2(g.grads[i], c.grads[i], kTrainStepL2Tol, "gradient of " + name);
+        // The step itself: (parameter after - before) on each device.
+        const std::vector<float> before = init_params[i].tensor->to_vector();
+        std::vector<float> step_g(before.size()), step_c(before.size());
+        for (size_t k = 0; k < before.size(); ++k) {
+            step_g[k] = g.params[i][k] - before[k];
+            step_c[k] = c.params[i][k] - before[k];
+        }
+        require_close_l2(step_g, step_c, kTrainStepL2Tol, "SGD update of " + name);
     }
     for (size_t i = 0; i < c.buffers.size(); ++i)
         require_near(g.buffers[i], c.buffers[i], 1e-4, "BN running statistic " + std::to_string(i));
