@@ -2,6 +2,7 @@
 // that do not depend on the number of threads (training steps, a resume under another thread count, and the
 // OpenBLAS GEMM shapes our layers use).
 #include <catch2/catch.hpp>
+#include <cblas.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include "nn/layers.h"
 #include "nn/optim.h"
 #include "nn/training_state.h"
+#include "tests/skip.h"
 #include "tests/test_nn_util.h"
 
 using namespace cw;
@@ -152,16 +154,20 @@ TEST_CASE("the OpenMP spin count was set before libgomp read its environment", "
     if (policy == nullptr) REQUIRE(std::string(spin) != "");   // "1000" unless the user gave a count
 }
 
-TEST_CASE("OpenBLAS sgemm gives the same bits on 1, 2 and 3 threads for the shapes our layers use", "[threads]") {
+// Whether OpenBLAS's sgemm gives the same bits on 1, 2 and 3 threads for the shapes our layers use (conv forward
+// k x cols x crs, conv filter gradient k x crs x cols, conv data gradient, linear layers): "" if so, else the first
+// shape that differs. It depends on the CPU and the kernels OpenBLAS picks for it: it holds on our CI machines
+// (AMD EPYC, Debian's OpenBLAS 0.3.21 with its Cooperlake kernels) and not on the Intel Xeon host of the H100
+// machine used for the CUDA work (Prescott kernels picked; OPENBLAS_CORETYPE=Haswell differed as well). Our own
+// kernels' thread invariance can only be checked where OpenBLAS has it.
+std::string sgemm_thread_variance() {
     struct Shape3 {
         bool ta, tb;
         int64_t m, n, k;
     };
-    // conv forward (k x cols x crs), conv filter gradient (k x crs x cols), conv data gradient, linear layers.
     for (Shape3 s : {Shape3{false, false, 64, 4096, 288}, Shape3{false, true, 64, 288, 4096},
                      Shape3{true, false, 288, 4096, 64}, Shape3{false, true, 32, 200, 1024},
                      Shape3{false, false, 200, 1024, 32}, Shape3{false, false, 512, 512, 512}}) {
-        INFO(s.m << "x" << s.n << "x" << s.k << " trans " << s.ta << s.tb);
         Tensor a = cw_test::randn({s.m * s.k}, 1, 1.f, false), b = cw_test::randn({s.k * s.n}, 2, 1.f, false);
         std::vector<std::vector<float>> results;
         for (int threads : {1, 2, 3}) {
@@ -171,10 +177,23 @@ TEST_CASE("OpenBLAS sgemm gives the same bits on 1, 2 and 3 threads for the shap
                                0.f, c.f32(), s.n);
             results.push_back(c.to_vector());
         }
-        require_bit_identical({results[0]}, {results[1]});
-        require_bit_identical({results[0]}, {results[2]});
+        for (int r : {1, 2})
+            if (std::memcmp(results[0].data(), results[r].data(), results[0].size() * sizeof(float)) != 0)
+                return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " (trans " +
+                       std::to_string(s.ta) + std::to_string(s.tb) + ") differs between 1 and " +
+                       std::to_string(r + 1) + " threads";
     }
+    return "";
 }
+
+// Skips (counted) where OpenBLAS itself is not thread-count invariant, naming its kernels and the shape.
+#define CW_SKIP_WITHOUT_INVARIANT_SGEMM()                                                                  \
+    do {                                                                                                   \
+        static const std::string variance = sgemm_thread_variance();                                       \
+        if (!variance.empty())                                                                             \
+            CW_SKIP("OpenBLAS (" + std::string(openblas_get_corename()) + " kernels) is not thread-count "  \
+                    "invariant on this CPU: " + variance);                                                \
+    } while (0)
 
 TEST_CASE("whole-tensor sums and broadcast-gradient sums give the same bits on 1, 2 and 3 threads", "[threads]") {
     // Where the order of additions shows: two huge values that cancel, between them ones that are lost next to a
@@ -209,6 +228,7 @@ TEST_CASE("whole-tensor sums and broadcast-gradient sums give the same bits on 1
 }
 
 TEST_CASE("training steps give bit-identical weights on 1, 2 and 3 threads", "[threads]") {
+    CW_SKIP_WITHOUT_INVARIANT_SGEMM();
     const auto one = train(1, 3);
     require_bit_identical(one, train(2, 3));
     require_bit_identical(one, train(3, 3));
@@ -216,6 +236,7 @@ TEST_CASE("training steps give bit-identical weights on 1, 2 and 3 threads", "[t
 
 TEST_CASE("a run saved on one thread count and resumed on another matches the uninterrupted run bit for bit",
           "[threads]") {
+    CW_SKIP_WITHOUT_INVARIANT_SGEMM();
     ScratchDir dir;
     const std::string path = dir.file("state.safetensors");
     const auto uninterrupted = train(1, 4);

@@ -28,10 +28,12 @@ constexpr double kTolerance = 1e-5;
 // TRADES' inner gradient at x' ≈ x is the difference of two nearly equal softmaxes: in float32 it carries a
 // relative error of ~1e-4, so a few sign decisions of the third batch's attack land on the other side of 0 than
 // in the float64 twin (PyTorch's own float32 run, tools/make_method_twins.py in float32: 1 element of 1536 for
-// trades, 5 for trades_cfa at the third step; 0 at the first two). Those moved pixels shift the third step's
-// update by up to ~5e-4 of a tensor's scale; every earlier quantity, and every loss, is held to kTolerance.
+// trades, 5 for trades_cfa at the third step; 0 at the first two). Those moved pixels shift the next step's
+// update by up to ~5e-4 of a tensor's scale. Which step first shows a flip depends on the CPU's float32 kernels: on
+// the AVX-512 host of our H100 machine it was the second (per-sample error 2.1e-5, logits 1.8e-3). TRADES' steps
+// after the first are held to 2e-3; its first step, every other method and every loss to kTolerance.
 double tolerance(const std::string& name, int step) {
-    return name.rfind("trades", 0) == 0 && step == 2 ? 2e-3 : kTolerance;
+    return name.rfind("trades", 0) == 0 && step >= 1 ? 2e-3 : kTolerance;
 }
 
 const st::File& twins() {
