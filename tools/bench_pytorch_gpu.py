@@ -1,18 +1,20 @@
 #!/usr/bin/python3
 """PyTorch eager twin of bench/bench_cuda.cpp, for the classwise-vs-PyTorch ratio on a GPU machine.
 
-Same workload and same precision: PreAct ResNet-18 (tools/pytorch_models.py), batch 128 of 3x32x32 uniform
-images, channels-first (NCHW) float32, TF32 on for convolutions and matmuls, cuDNN algorithm search on
-(cudnn.benchmark, as classwise's default cudnnFind*Ex), SGD lr 0.1 momentum 0.9 weight decay 5e-4.
+Same workload: PreAct ResNet-18 (tools/pytorch_models.py), batch 128 of 3x32x32 uniform images, cuDNN
+algorithm search on (cudnn.benchmark, as classwise's default cudnnFind*Ex), SGD lr 0.1 momentum 0.9 weight decay
+5e-4, in four modes: fp32 (TF32 off: compare with CLASSWISE_TF32=0), tf32 (classwise's default), bf16 (autocast
+bf16 + channels_last, PyTorch's fast path) and compile (tf32 + torch.compile).
   train step: zero_grad, forward, cross-entropy, backward, SGD step
   PGD step:   eval mode, forward + backward to the input only (torch.autograd.grad w.r.t. the input, so no
               weight-gradient kernels run, as under classwise's InputGradOnlyGuard)
+  AT step:    PGD-10 adversarial training (train-mode attack, then one training step), as classwise's pgd_at
 Median of timed repetitions after warm-up, each ending with torch.cuda.synchronize(). Prints the same keys as
-build/bench/bench_cuda:
+build/bench/bench_cuda, each prefixed by the mode:
 
-    /usr/bin/python3 tools/bench_pytorch_gpu.py [--quick]
+    /usr/bin/python3 tools/bench_pytorch_gpu.py [--quick] [fp32|tf32|bf16|compile ...]
 
-Set TF32=0 in the environment to compare with CLASSWISE_TF32=0 runs. Without a GPU it prints why and exits 0, or 1
+Without a GPU it prints why and exits 0, or 1
 under CLASSWISE_REQUIRE_GPU=1.
 """
 import os
@@ -45,6 +47,72 @@ def gpu_required():
     return value == "1"
 
 
+def pgd_at_step(model, opt, x, y, eps=8 / 255, alpha=2 / 255, steps=10):
+    """Rice et al.'s PGD-10 adversarial-training step, as classwise's pgd_at: uniform start, ten train-mode
+    input-gradient steps (torch.autograd.grad w.r.t. the input: no weight-gradient kernels), one SGD step."""
+    delta = (torch.rand_like(x) * 2 - 1) * eps
+    x_adv = (x + delta).clamp(0, 1)
+    for _ in range(steps):
+        x_adv.requires_grad_(True)
+        (g,) = torch.autograd.grad(F.cross_entropy(model(x_adv), y), x_adv)
+        x_adv = torch.min(torch.max(x_adv.detach() + alpha * g.sign(), x - eps), x + eps).clamp(0, 1)
+    opt.zero_grad(set_to_none=True)
+    F.cross_entropy(model(x_adv), y).backward()
+    opt.step()
+
+
+def measure(mode, warmup, reps, dev):
+    """One precision mode: fp32 (TF32 off), tf32, bf16 (autocast bf16 + channels_last), compile (tf32 +
+    torch.compile of the model)."""
+    tf32 = mode != "fp32"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    torch.backends.cudnn.benchmark = True
+    batch = 128
+    torch.manual_seed(0)
+    model = PreActResNet18(num_classes=10).to(dev)
+    gen = torch.Generator(device="cpu").manual_seed(1)
+    x = torch.rand(batch, 3, 32, 32, generator=gen).to(dev)
+    y = (torch.arange(batch) % 10).to(dev)
+    if mode == "bf16":
+        model = model.to(memory_format=torch.channels_last)
+        x = x.contiguous(memory_format=torch.channels_last)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
+    net = torch.compile(model) if mode == "compile" else model
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=(mode == "bf16"))
+
+    def train_step():
+        with autocast:
+            opt.zero_grad(set_to_none=True)
+            F.cross_entropy(net(x), y).backward()
+            opt.step()
+
+    def pgd_step():
+        with autocast:
+            xa = x.detach().requires_grad_(True)
+            (g,) = torch.autograd.grad(F.cross_entropy(net(xa), y), xa)
+        return g
+
+    def at_step():
+        with autocast:
+            pgd_at_step(net, opt, x, y)
+
+    out = {}
+    for name, fn, train_mode in (("train", train_step, True), ("pgd", pgd_step, False), ("at", at_step, True)):
+        model.train(train_mode)
+        for _ in range(warmup):
+            fn()
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats(dev)
+        ms = median_ms(fn, reps)
+        out[name] = (ms, torch.cuda.max_memory_allocated(dev) / 2**20, torch.cuda.max_memory_reserved(dev) / 2**20)
+    for name, (ms, alloc, reserved) in out.items():
+        print(f"{mode} {name}_step_ms: {ms:.2f}")
+        print(f"{mode} {name}_images_per_s: {batch * 1000.0 / ms:.0f}")
+        print(f"{mode} {name}_peak_memory_mib: {alloc:.1f} in use, {reserved:.1f} reserved")
+    sys.stdout.flush()
+
+
 def main():
     if not torch.cuda.is_available():
         why = "torch.cuda.is_available() is False"
@@ -53,65 +121,22 @@ def main():
             return 1
         print("PyTorch GPU benchmark skipped: " + why)
         return 0
-    quick = len(sys.argv) > 1 and sys.argv[1] == "--quick"
+    args = sys.argv[1:]
+    quick = "--quick" in args
+    modes = [a for a in args if not a.startswith("--")] or ["fp32", "tf32", "bf16", "compile"]
     warmup, reps = (3, 5) if quick else (10, 30)
-    tf32 = os.environ.get("TF32", "1") != "0"
-    torch.backends.cuda.matmul.allow_tf32 = tf32
-    torch.backends.cudnn.allow_tf32 = tf32
-    torch.backends.cudnn.benchmark = True
     dev = torch.device("cuda:0")
     props = torch.cuda.get_device_properties(dev)
     print(f"PyTorch {torch.__version__} (cuDNN {torch.backends.cudnn.version()}) on {props.name}, "
           f"compute capability {props.major}.{props.minor}, {props.multi_processor_count} SMs")
-    print(f"TF32: {'on' if tf32 else 'off'}")
-
-    batch = 128
-    torch.manual_seed(0)
-    model = PreActResNet18(num_classes=10).to(dev)
-    gen = torch.Generator(device="cpu").manual_seed(1)
-    x = torch.rand(batch, 3, 32, 32, generator=gen).to(dev)
-    y = (torch.arange(batch) % 10).to(dev)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
-
-    model.train()
-
-    def train_step():
-        opt.zero_grad(set_to_none=True)
-        F.cross_entropy(model(x), y).backward()
-        opt.step()
-
-    for _ in range(warmup):
-        train_step()
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats(dev)
-    train_ms = median_ms(train_step, reps)
-    train_alloc = torch.cuda.max_memory_allocated(dev) / 2**20
-    train_reserved = torch.cuda.max_memory_reserved(dev) / 2**20
-
-    model.eval()
-
-    def pgd_step():
-        xa = x.detach().requires_grad_(True)
-        loss = F.cross_entropy(model(xa), y)
-        (g,) = torch.autograd.grad(loss, xa)
-        return g
-
-    for _ in range(warmup):
-        pgd_step()
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats(dev)
-    pgd_ms = median_ms(pgd_step, reps)
-    pgd_alloc = torch.cuda.max_memory_allocated(dev) / 2**20
-    pgd_reserved = torch.cuda.max_memory_reserved(dev) / 2**20
-
-    print(f"workload: PreAct ResNet-18, batch {batch}, 3x32x32, SGD momentum 0.9, "
-          f"median of {reps} after {warmup} warm-up")
-    print(f"train_step_ms: {train_ms:.2f}")
-    print(f"train_images_per_s: {batch * 1000.0 / train_ms:.0f}")
-    print(f"pgd_step_ms: {pgd_ms:.2f}")
-    print(f"pgd_images_per_s: {batch * 1000.0 / pgd_ms:.0f}")
-    print(f"train_peak_memory_mib: {train_alloc:.1f} in use, {train_reserved:.1f} reserved")
-    print(f"pgd_peak_memory_mib: {pgd_alloc:.1f} in use, {pgd_reserved:.1f} reserved")
+    print(f"workload: PreAct ResNet-18, batch 128, 3x32x32, SGD momentum 0.9, median of {reps} after {warmup} warm-up")
+    for mode in modes:
+        if mode not in ("fp32", "tf32", "bf16", "compile"):
+            sys.exit(f"bench_pytorch_gpu: unknown mode '{mode}': expected fp32, tf32, bf16 or compile")
+        try:
+            measure(mode, warmup, reps, dev)
+        except Exception as e:  # torch.compile may not work on every machine: say so and go on
+            print(f"{mode}: failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
     return 0
 
 
