@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "attacks/steps.h"
+#include "attacks/targets.h"
 #include "engine/ops.h"
 
 namespace cw::attacks {
@@ -31,7 +32,11 @@ EarlyStopPgdConfig fat_cfa_config(float eps) {
 
 EarlyStopPgd::EarlyStopPgd(EarlyStopPgdConfig c) : Attack(Norm::Linf, c.eps, c.mode), c_(std::move(c)) {
     if (c_.steps < 0 || c_.tau < 0) throw std::invalid_argument("early-stopped PGD: steps and tau must be >= 0");
-    name_ = c_.name.empty() ? "fat-pgd" + std::to_string(c_.steps) + "-tau" + std::to_string(c_.tau) : c_.name;
+    if (c_.targeted && c_.semantics != FatSemantics::Cfa)
+        throw std::invalid_argument("early-stopped PGD: the targeted form exists with the CFA bookkeeping only");
+    name_ = c_.name.empty() ? "fat-pgd" + std::to_string(c_.steps) + "-tau" + std::to_string(c_.tau) +
+                                  (c_.targeted ? "-targeted" : "")
+                            : c_.name;
 }
 
 nlohmann::json EarlyStopPgd::config() const {
@@ -43,6 +48,7 @@ nlohmann::json EarlyStopPgd::config() const {
     j["tau"] = c_.tau;
     j["omega"] = c_.omega;
     j["semantics"] = c_.semantics == FatSemantics::Original ? "original" : "cfa";
+    if (c_.targeted) j["stop_rule"] = "misclassified (argmax != y), whatever the target";
     return j;
 }
 
@@ -110,7 +116,11 @@ Perturbation EarlyStopPgd::original(AttackContext& ctx, const std::vector<float>
 Perturbation EarlyStopPgd::cfa(AttackContext& ctx, const Tensor& alpha) {
     const int64_t n = ctx.n();
     Tensor x_adv = uniform_linf_start(ctx.x, ctx.eps, ctx.rng);
-    const Objective J{AttackObjective::CrossEntropy, ctx.labels, {}, 0.f};
+    // Targets are drawn after the start, as PGD's are.
+    TargetChoice target(ctx.y, ctx.per_sample.targets, ctx.rng);
+    const Objective J = c_.targeted ? Objective{AttackObjective::TargetCrossEntropy, ctx.labels,
+                                                target.all_on(ctx.model.num_classes(ctx.x), ctx.device()), 0.f}
+                                    : Objective{AttackObjective::CrossEntropy, ctx.labels, {}, 0.f};
     // counter_i starts at τ and drops (not below 0) at every check that finds the sample misclassified; the sample
     // moves while its counter is > 0. All on the device; only the noise (ω > 0) needs the flags on the host.
     Tensor counter = Tensor::full({n}, static_cast<float>(c_.tau), ctx.device());
@@ -124,7 +134,7 @@ Perturbation EarlyStopPgd::cfa(AttackContext& ctx, const Tensor& alpha) {
             for (float m : moving.to_vector()) moving_host.push_back(m != 0.f);
         step(x_adv, e.grad, ctx.x, ctx.eps_t, mul(alpha, moving), moving_host, ctx.rng);
     }
-    return {std::move(x_adv), {}, {}};
+    return {std::move(x_adv), target.all(), {}};
 }
 
 }  // namespace cw::attacks

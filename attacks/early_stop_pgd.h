@@ -10,6 +10,10 @@
 // Cfa (CFA / FAIR-TAT's FAT baseline): per-sample counter starting at τ. At each of the K checks (full-batch
 //   forward) the counter drops by one if the sample is currently misclassified, then the sample is updated iff
 //   its counter is still > 0. Once 0 it never moves again, even if it becomes correct (τ = 0: random start only).
+//
+// Targeted (Cfa bookkeeping only; FAIR-TAT + FAT, fairness.md D.4 item 4, our reconstruction): the step descends
+// CE(f(x'), t_i) toward each sample's target (PerSample::targets, else uniform ≠ y), while "misclassified" keeps
+// meaning ŷ ≠ y — a sample stops once it has left its class τ times, whichever class it reached.
 #include <string>
 
 #include "attacks/attack.h"
@@ -25,6 +29,7 @@ struct EarlyStopPgdConfig {
     int tau = 3;
     float omega = 0.f;            // noise added to every step (original FAT: 0.001)
     FatSemantics semantics = FatSemantics::Cfa;
+    bool targeted = false;        // Cfa semantics only
     ModelMode mode = ModelMode::Train;
     std::string name;             // empty: "fat-pgd<K>-tau<τ>"
 };
@@ -42,6 +47,8 @@ public:
     explicit EarlyStopPgd(EarlyStopPgdConfig c);
     std::string name() const override { return name_; }
     nlohmann::json config() const override;
+    bool targeted() const override { return c_.targeted; }
+    const EarlyStopPgdConfig& settings() const { return c_; }
 
 protected:
     Perturbation perturb(AttackContext& ctx) override;

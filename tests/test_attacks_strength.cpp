@@ -218,3 +218,78 @@ TEST_CASE("early-stopped PGD (FAT): both bookkeepings", "[attacks]") {
         }
     }
 }
+
+TEST_CASE("early-stopped PGD, targeted (FAIR-TAT on FAT): targeted PGD until a sample leaves its class", "[attacks]") {
+    QuietAttacks quiet;
+    nn::Module& model = trained_mlp();
+    const Blobs& data = test_blobs();
+    const Images x = from_tensor(data.x);
+    PerSample fixed;
+    for (int32_t y : data.labels) fixed.targets.push_back((y + 1) % kClasses);
+
+    // A budget no sample can exhaust: exactly targeted PGD-K with the same start and targets.
+    PgdConfig pc = pgd20(kBlobEps);
+    pc.targeted = true;
+    Pgd pgd(pc);
+    EarlyStopPgdConfig c = fat_cfa_config(kBlobEps);
+    c.alpha = pc.alpha;
+    c.steps = pc.steps;
+    c.tau = pc.steps + 1;
+    c.targeted = true;
+    c.mode = ModelMode::Eval;
+    EarlyStopPgd fat(c);
+    Rng r0(3), r1(3);
+    const AttackResult want = pgd.run(model, data.x, data.y, r0, fixed);
+    const AttackResult got = fat.run(model, data.x, data.y, r1, fixed);
+    REQUIRE(got.x_adv.to_vector() == want.x_adv.to_vector());
+    REQUIRE(got.targets == fixed.targets);
+    // Without fixed targets it draws its own, never the true class.
+    Rng r2(4);
+    const AttackResult drawn = fat.run(model, data.x, data.y, r2);
+    REQUIRE(drawn.targets.size() == data.labels.size());
+    for (size_t i = 0; i < drawn.targets.size(); ++i) REQUIRE(drawn.targets[i] != data.labels[i]);
+
+    // τ = 1 at a radius where the random start is sometimes misclassified: "misclassified" is ŷ ≠ y, so a sample
+    // whose start lands in a class other than its target has spent its budget and stays at the start.
+    const float big = 0.5f;
+    const std::vector<float> eps_big(data.labels.size(), big);
+    Rng rs(6);
+    const Images start = uniform_linf_start(x, eps_big, rs);
+    ModelOracle oracle(model, Device::cpu());
+    const auto start_pred = oracle.forward(start).preds();
+    PerSample elsewhere;   // a target that is neither y nor where the start landed
+    int stopped_short = 0;
+    for (size_t i = 0; i < start_pred.size(); ++i) {
+        int32_t t = (data.labels[i] + 1) % kClasses;
+        if (t == start_pred[i]) t = (t + 1) % kClasses;
+        if (t == data.labels[i]) t = (t + 1) % kClasses;
+        elsewhere.targets.push_back(t);
+        stopped_short += start_pred[i] != data.labels[i] && start_pred[i] != t;
+    }
+    REQUIRE(stopped_short > 3);
+    EarlyStopPgdConfig s = fat_cfa_config(big);
+    s.tau = 1;
+    s.alpha = 0.01f;
+    s.targeted = true;
+    s.mode = ModelMode::Eval;
+    EarlyStopPgd stopping(s);
+    Rng r3(6);
+    const Images out = from_tensor(stopping.run(model, data.x, data.y, r3, elsewhere).x_adv);
+    int moved = 0;
+    for (size_t i = 0; i < start_pred.size(); ++i) {
+        const bool at_start = std::equal(out.row(i), out.row(i) + x.dim(), start.row(i));
+        if (start_pred[i] != data.labels[i]) {
+            INFO("sample " << i << ": label " << data.labels[i] << ", start predicted " << start_pred[i] << ", target "
+                           << elsewhere.targets[i]);
+            REQUIRE(at_start);
+        } else {
+            moved += !at_start;
+        }
+    }
+    REQUIRE(moved > 0);   // the others are pushed toward their targets
+
+    EarlyStopPgdConfig bad = fat_cfa_config(kBlobEps);
+    bad.targeted = true;
+    bad.semantics = FatSemantics::Original;
+    REQUIRE_THROWS_WITH(EarlyStopPgd(bad), Catch::Matchers::Contains("targeted form exists with the CFA bookkeeping only"));
+}

@@ -120,7 +120,7 @@ TEST_CASE("cfa: class state survives save_state / load_state; a wrong-length ten
 }
 
 TEST_CASE("cfa and fair_tat: registry names, descriptions, flags and bad values", "[fair]") {
-    for (const std::string n : {"cfa_at", "cfa_trades", "cfa_fat", "fair_tat", "fair_tat_trades"}) {
+    for (const std::string n : {"cfa_at", "cfa_trades", "cfa_fat", "fair_tat", "fair_tat_trades", "fair_tat_fat"}) {
         const auto& names = method_names();
         REQUIRE(std::find(names.begin(), names.end(), n) != names.end());
         const MethodPtr m = make_method(n, options(10));
@@ -138,6 +138,10 @@ TEST_CASE("cfa and fair_tat: registry names, descriptions, flags and bad values"
     CHECK(tt.find("start x + 0.001*N(0,I)") != std::string::npos);
     CHECK(tt.find("reconstruction") != std::string::npos);
     CHECK(make_method("fair_tat", options(10))->describe().find("attack in train mode") != std::string::npos);
+    const std::string tf = make_method("fair_tat_fat", options(10))->describe();
+    CHECK(tf.find("early-stopped (tau 3, stops on argmax != y)") != std::string::npos);
+    CHECK(tf.find("attack in train mode") != std::string::npos);
+    CHECK(tf.find("reconstruction") != std::string::npos);
 
     CLI::App app;
     MethodOptions f;

@@ -58,7 +58,7 @@ TEST_CASE("cfa and fair_tat: a few epochs on separable blobs lower the loss with
     std::vector<float> xv;
     std::vector<int32_t> yv;
     cw_train_test::blobs(48, data, xv, yv);
-    for (const std::string name : {"cfa_at", "cfa_trades", "cfa_fat", "fair_tat", "fair_tat_trades"}) {
+    for (const std::string name : {"cfa_at", "cfa_trades", "cfa_fat", "fair_tat", "fair_tat_trades", "fair_tat_fat"}) {
         DYNAMIC_SECTION(name) {
             MethodOptions o;
             o.eps = 8.f / 255;
@@ -231,7 +231,7 @@ TEST_CASE("cfa and fair_tat: every sample's attack stays in its class's eps_k-ba
     stats.add({0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2}, {0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1}, {});
     const float eps = 8.f / 255;
     const std::vector<float> ball{1.5f * eps, eps, 0.5f * eps};
-    for (const std::string name : {"cfa_at", "cfa_trades", "cfa_fat", "fair_tat", "fair_tat_trades"}) {
+    for (const std::string name : {"cfa_at", "cfa_trades", "cfa_fat", "fair_tat", "fair_tat_trades", "fair_tat_fat"}) {
         DYNAMIC_SECTION(name) {
             MethodOptions o;
             o.eps = eps;

@@ -27,9 +27,11 @@ void add_flags(CLI::App& app, MethodOptions& o) {
     app.add_flag("!--no-cfa-ccr", c.ccr,
                  "cfa_trades: turn off CCR (beta_k = beta; the loss keeps CFA's division by 1+beta)")
         ->group(g);
-    app.add_option("--fair-tat-lambda", c.tat_lambda, "fair_tat, fair_tat_trades: lambda in eps_k = (lambda + r_k)*eps (default 0.5, code --lambda-r). "
-                   "fair_tat_trades is a reconstruction (fairness.md D.4 item 4; the code ignores the target with "
-                   "TRADES): targeted eval-mode PGD from x + 0.001*N(0,I), then CFA-form TRADES (beta 6, no CCR)")
+    app.add_option("--fair-tat-lambda", c.tat_lambda, "fair_tat, fair_tat_trades, fair_tat_fat: lambda in eps_k = (lambda + r_k)*eps (default 0.5, code "
+                   "--lambda-r). fair_tat_trades and fair_tat_fat are reconstructions (fairness.md D.4 item 4; the code "
+                   "ignores the target with TRADES and FAT): targeted eval-mode PGD from x + 0.001*N(0,I), then "
+                   "CFA-form TRADES (beta 6, no CCR); targeted early-stopped PGD (tau 3, --fat-tau, stops on argmax != y), "
+                   "then CE")
         ->group(g);
     app.add_option("--fair-tat-begin", c.tat_begin,
                    "fair_tat: first (0-based) epoch with eps scaling and the CFP prior (default 1, code)")
@@ -60,12 +62,13 @@ void add_flags(CLI::App& app, MethodOptions& o) {
 MethodFamily cfa_fairtat_family() {
     MethodFamily f;
     f.title = "CFA and FAIR-TAT";
-    f.names = {"cfa_at", "cfa_trades", "cfa_fat", "fair_tat", "fair_tat_trades"};
+    f.names = {"cfa_at", "cfa_trades", "cfa_fat", "fair_tat", "fair_tat_trades", "fair_tat_fat"};
     f.make = [](const std::string& name, const MethodOptions& o) -> MethodPtr {
         if (name == "cfa_at") return std::make_unique<Cfa>(CfaBase::At, o);
         if (name == "cfa_trades") return std::make_unique<Cfa>(CfaBase::Trades, o);
         if (name == "cfa_fat") return std::make_unique<Cfa>(CfaBase::Fat, o);
         if (name == "fair_tat_trades") return std::make_unique<FairTat>(o, FairTat::Base::Trades);
+        if (name == "fair_tat_fat") return std::make_unique<FairTat>(o, FairTat::Base::Fat);
         return std::make_unique<FairTat>(o);
     };
     f.add_flags = add_flags;

@@ -3,6 +3,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "attacks/early_stop_pgd.h"
+#include "attacks/pgd.h"
 #include "fairness/methods/class_calibration.h"
 #include "fairness/methods/target_prior.h"
 #include "train/methods/method_util.h"
@@ -18,7 +20,7 @@ std::string over_beta(float b) {
 }  // namespace
 
 FairTat::FairTat(const MethodOptions& o, Base base)
-    : o_(o.cfa), eps_(o.eps),
+    : o_(o.cfa), eps_(o.eps), base_(base),
       clean_forward_(resolve_clean_forward(o.clean_forward, base == Base::At ? CleanForward::Train : CleanForward::Off)) {
     if (o_.tat_begin < 0)
         throw std::invalid_argument("fair_tat: --fair-tat-begin must be >= 0, got " + std::to_string(o_.tat_begin));
@@ -27,18 +29,38 @@ FairTat::FairTat(const MethodOptions& o, Base base)
     if (!(o_.tat_floor > 0))
         throw std::invalid_argument("fair_tat: --fair-tat-floor must be > 0 (every class must stay drawable), got " +
                                     std::to_string(o_.tat_floor));
-    attacks::PgdConfig c;
-    c.eps = o.eps;
-    c.alpha = o.resolved_alpha();
-    c.steps = o.steps;
-    c.start = !o.random_start           ? attacks::RandomStart::None
-              : base == Base::Trades ? attacks::RandomStart::Normal   // TRADES' x + 0.001·N(0, I)
-                                     : attacks::RandomStart::Uniform;
-    c.start_sigma = 0.001f;
-    c.targeted = true;
-    c.mode = resolve_mode(o.attack_mode, base == Base::At ? attacks::ModelMode::Train : attacks::ModelMode::Eval);
-    c.name = "fair_tat-pgd" + std::to_string(o.steps) + "-targeted";
-    attack_ = std::make_unique<attacks::Pgd>(c);
+    steps_ = o.steps;
+    alpha_ = o.resolved_alpha();
+    const attacks::ModelMode mode =
+        resolve_mode(o.attack_mode, base == Base::Trades ? attacks::ModelMode::Eval : attacks::ModelMode::Train);
+    if (base == Base::Fat) {
+        if (!o.random_start)
+            throw std::invalid_argument("fair_tat_fat: the early-stopped PGD always starts from U(-eps, eps); "
+                                        "turning the random start off is not supported");
+        attacks::EarlyStopPgdConfig c = attacks::fat_cfa_config(o.eps);
+        c.alpha = alpha_;
+        c.steps = steps_;
+        c.tau = tau_ = o.fat_tau >= 0 ? o.fat_tau : 3;
+        c.omega = o.fat_omega >= 0 ? o.fat_omega : 0.f;
+        c.targeted = true;
+        c.mode = mode;
+        c.name = "fair_tat_fat-pgd" + std::to_string(steps_) + "-tau" + std::to_string(tau_) + "-targeted";
+        attack_ = std::make_unique<attacks::EarlyStopPgd>(c);
+    } else {
+        attacks::PgdConfig c;
+        c.eps = o.eps;
+        c.alpha = alpha_;
+        c.steps = steps_;
+        normal_start_ = base == Base::Trades && o.random_start;   // TRADES' x + 0.001·N(0, I)
+        c.start = !o.random_start ? attacks::RandomStart::None
+                  : normal_start_ ? attacks::RandomStart::Normal
+                                  : attacks::RandomStart::Uniform;
+        c.start_sigma = 0.001f;
+        c.targeted = true;
+        c.mode = mode;
+        c.name = "fair_tat-pgd" + std::to_string(steps_) + "-targeted";
+        attack_ = std::make_unique<attacks::Pgd>(c);
+    }
     if (base == Base::Trades) {
         MethodOptions t = o;
         t.trades_form = TradesForm::CfaNormalised;
@@ -48,14 +70,15 @@ FairTat::FairTat(const MethodOptions& o, Base base)
 }
 
 std::string FairTat::describe() const {
-    const auto& c = attack_->settings();
     std::ostringstream os;
-    os << name() << ": targeted PGD-" << c.steps << " Linf CE toward t_i != y_i, eps " << over_255(eps_) << ", alpha "
-       << over_255(c.alpha) << ", start " << (c.start == attacks::RandomStart::Normal ? "x + 0.001*N(0,I)" : "uniform") << ", attack in "
-       << attacks::mode_name(c.mode) << " mode; loss "
+    os << name() << ": targeted " << (base_ == Base::Fat ? "early-stopped (tau " + std::to_string(tau_) + ", stops on argmax != y) " : "")
+       << "PGD-" << steps_ << " Linf CE toward t_i != y_i, eps " << over_255(eps_) << ", alpha " << over_255(alpha_)
+       << ", start " << (normal_start_ ? "x + 0.001*N(0,I)" : "uniform") << ", attack in "
+       << attacks::mode_name(attack_->mode()) << " mode; loss "
        << (trades_ ? "CFA-form TRADES on x' (reconstruction: the code ignores the target with TRADES; beta " +
                          over_beta(beta_) + ")"
-                   : std::string("mean CE(f(x_adv), y)"))
+           : base_ == Base::Fat ? std::string("mean CE(f(x_adv), y) (reconstruction: the code ignores the target with FAT)")
+                                : std::string("mean CE(f(x_adv), y)"))
        << "; targets ";
     if (o_.tat_random_target)
         os << "uniform every epoch (random-target ablation)";

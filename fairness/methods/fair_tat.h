@@ -8,9 +8,12 @@
 // fair_tat_trades (reconstruction, D.4 item 4: the reference code never uses the target with TRADES): the same
 // targets and ε_k, the targeted PGD crafted in EVAL mode from x + 0.001·N(0, I), then CFA-form TRADES on x'
 // ((1−b)·CE(f(x), y) + b·KL(p(x) ‖ p(x')), b = β/(1+β), β = 6, no CCR).
+// fair_tat_fat (reconstruction, D.4 item 4: the code ignores the target with FAT too): the same targets and ε_k,
+// an early-stopped targeted PGD with FAT's CFA bookkeeping (τ = 3, train mode, uniform start) where
+// "misclassified" means ŷ ≠ y, then mean CE(f(x'), y).
 #include <memory>
 
-#include "attacks/pgd.h"
+#include "attacks/attack.h"
 #include "train/methods/method_options.h"
 #include "train/methods/trades.h"
 
@@ -18,9 +21,11 @@ namespace cw::train {
 
 class FairTat : public Method {
 public:
-    enum class Base { At, Trades };
+    enum class Base { At, Trades, Fat };
     explicit FairTat(const MethodOptions& o, Base base = Base::At);
-    std::string name() const override { return trades_ ? "fair_tat_trades" : "fair_tat"; }
+    std::string name() const override {
+        return base_ == Base::Trades ? "fair_tat_trades" : base_ == Base::Fat ? "fair_tat_fat" : "fair_tat";
+    }
     std::string describe() const override;
     BatchLoss batch_loss(const BatchInput& in) override;
     EpochDecision end_epoch(const EpochEnd& end) override;
@@ -41,8 +46,12 @@ private:
 
     CfaOptions o_;
     float eps_, beta_ = 6.f;
+    Base base_;
     CleanForward clean_forward_;
-    std::unique_ptr<attacks::Pgd> attack_;
+    std::unique_ptr<attacks::Attack> attack_;   // targeted PGD, or the early-stopped one for the FAT base
+    int steps_ = 10, tau_ = 3;
+    float alpha_ = 2.f / 255;
+    bool normal_start_ = false;
     std::unique_ptr<Trades> trades_;   // the TRADES base's outer loss; null for the AT base
     std::vector<float> class_eps_;
     std::vector<double> cfp_, prior_;
