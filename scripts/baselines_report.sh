@@ -3,6 +3,7 @@
 # epochs the best checkpoints came from, and the per-class tables (build/tools/seeds) of the last and best_robust
 # checkpoints.   scripts/baselines_report.sh [RUNS=runs/baselines] [OUT=docs/baselines.md]
 set -euo pipefail
+source "$(dirname "$0")/report_sections.sh"
 runs=${1:-runs/baselines}
 out=${2:-docs/baselines.md}
 mkdir -p "$(dirname "$out")"
@@ -22,20 +23,7 @@ mkdir -p "$(dirname "$out")"
         echo "## $ds"
         for m in natural pgd_at trades fat mart; do
             [ -f "$runs/$ds/$m/seed0/command.txt" ] || continue
-            echo
-            echo "### $m"
-            echo
-            echo "    $(cat "$runs/$ds/$m/seed0/command.txt")   # and --seed 1, --seed 2"
-            echo
-            echo "Method: $(jq -r .method "$runs/$ds/$m/seed0/job.json")"
-            echo
-            echo "best_robust epochs (seeds 0, 1, 2): $(for s in 0 1 2; do jq -r .best.robust.epoch "$runs/$ds/$m/seed$s/selection.json"; done | paste -sd, -)"
-            for ckpt in last best_robust; do
-                echo
-                echo "**$ckpt**"
-                echo
-                sed '/^$/,$d' "$runs/$ds/$m/$ckpt/seeds.md"
-            done
+            method_section "$m" "$runs/$ds/$m" "last best_robust"
         done
     done
 } > "$out"

@@ -6,6 +6,7 @@
 # A worst-class lift counts as real only when it exceeds the seeds' spread: mean(method) − mean(PGD-AT) > std(method)
 # + std(PGD-AT) of the per-seed worst-class PGD-20 accuracy.
 set -euo pipefail
+source "$(dirname "$0")/report_sections.sh"
 runs=${1:-runs/fair}
 out=${2:-docs/fair_methods.md}
 methods="pgd_at trades frl cfa fair_tat"
@@ -57,19 +58,7 @@ mkdir -p "$(dirname "$out")"
         done
         for m in $methods; do
             [ -f "$runs/$ds/$m/seed0/command.txt" ] || continue
-            echo
-            echo "### $ds: $m"
-            echo
-            echo "    $(cat "$runs/$ds/$m/seed0/command.txt")   # and --seed 1, --seed 2"
-            echo
-            echo "Method: $(jq -r .method "$runs/$ds/$m/seed0/job.json")"
-            for ckpt in ${ckpts[$m]}; do
-                [ -f "$runs/$ds/$m/$ckpt/seeds.md" ] || continue
-                echo
-                echo "**$ckpt**"
-                echo
-                sed '/^$/,$d' "$runs/$ds/$m/$ckpt/seeds.md"
-            done
+            method_section "$ds: $m" "$runs/$ds/$m" "${ckpts[$m]}"
         done
     done
 } > "$out"
