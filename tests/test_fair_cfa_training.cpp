@@ -22,15 +22,6 @@ using namespace cw::train;
 
 namespace {
 
-std::vector<int32_t> argmax_rows(const Tensor& logits) {
-    const auto v = logits.to_vector();
-    const int64_t c = logits.size(1);
-    std::vector<int32_t> p(static_cast<size_t>(logits.size(0)));
-    for (size_t i = 0; i < p.size(); ++i)
-        p[i] = static_cast<int32_t>(std::max_element(v.begin() + i * c, v.begin() + (i + 1) * c) - (v.begin() + i * c));
-    return p;
-}
-
 // The last `n` comma-separated numbers of the history.csv row starting with "<epoch>,<eval>,".
 std::vector<double> history_row(const std::string& history, int epoch, const std::string& eval, int n) {
     std::stringstream in(history);
@@ -67,28 +58,12 @@ TEST_CASE("cfa and fair_tat: a few epochs on separable blobs lower the loss with
             MethodPtr method = make_method(name, o);
             Rng init(10);
             auto net = cw_train_test::tiny_net(init);
-            nn::SgdOptions so;
-            so.lr = 0.05f;
-            nn::SGD opt(net->parameters(), so);
-            Rng rng(11);
-            std::vector<double> epoch_loss;
-            for (int64_t e = 0; e < 6; ++e) {
-                double total = 0;
-                ClassStats stats(3);
-                for (int64_t b = 0; b < 3; ++b) {
-                    const std::vector<float> bx(xv.begin() + b * 16 * 192, xv.begin() + (b + 1) * 16 * 192);
-                    const std::vector<int32_t> by(yv.begin() + b * 16, yv.begin() + (b + 1) * 16);
-                    const Tensor x = Tensor::from_vector(bx, {16, 3, 8, 8}), y = Tensor::from_labels(by);
-                    const BatchLoss out = cw_train_test::sgd_step(*method, *net, opt, x, y, by, e, b, 3, rng);
+            const std::vector<double> epoch_loss = cw_train_test::train_on_blobs(*method, *net, xv, yv,
+                [&](const BatchLoss& out, const Tensor& y, const std::vector<int32_t>&) {
                     REQUIRE(out.per_sample.shape() == Shape{16});
-                    total += sum(out.per_sample).item();
                     if (name != "cfa_trades" && name != "fair_tat_trades")   // the CE methods: the terms are the mean CE of the logits reported
                         REQUIRE(sum(out.per_sample).item() == Approx(cross_entropy(out.logits, y).item()).epsilon(1e-5));
-                    stats.add(by, argmax_rows(out.logits), out.per_sample.to_vector());
-                }
-                method->end_epoch(EpochEnd{e, stats, *net});
-                epoch_loss.push_back(total / 3);
-            }
+                }, true);
             // The calibration ran: ε_k moved off ε (t_k ≠ 1 − λ on this problem).
             const auto state = method->class_state();
             const std::vector<double> eps(3, static_cast<double>(8.f / 255));

@@ -356,29 +356,16 @@ TEST_CASE("train methods: a few epochs on separable blobs lower the loss; per_sa
             MethodPtr method = make_method(name, o);
             Rng init(10);
             auto net = cw_train_test::tiny_net(init);
-            nn::SgdOptions so;
-            so.lr = 0.05f;
-            nn::SGD opt(net->parameters(), so);
-            Rng rng(11);
-            std::vector<double> epoch_loss;
-            for (int64_t e = 0; e < 6; ++e) {
-                double total = 0;
-                for (int64_t b = 0; b < 3; ++b) {
-                    const std::vector<float> bx(xv.begin() + b * 16 * 192, xv.begin() + (b + 1) * 16 * 192);
-                    const std::vector<int32_t> by(yv.begin() + b * 16, yv.begin() + (b + 1) * 16);
-                    const Tensor x = Tensor::from_vector(bx, {16, 3, 8, 8}), y = Tensor::from_labels(by);
-                    const BatchLoss out = cw_train_test::sgd_step(*method, *net, opt, x, y, by, e, b, 3, rng);
+            const std::vector<double> epoch_loss = cw_train_test::train_on_blobs(*method, *net, xv, yv,
+                [&](const BatchLoss& out, const Tensor& y, const std::vector<int32_t>&) {
                     REQUIRE(out.per_sample.shape() == Shape{16});
                     REQUIRE(out.logits.shape() == Shape{16, 3});
-                    total += sum(out.per_sample).item();
                     if (name != "trades" && name != "mart") {
                         // The CE methods: the per-sample terms are the mean CE of the logits they report.
                         REQUIRE(sum(out.per_sample).item() ==
                                 Approx(cross_entropy(out.logits, y).item()).epsilon(1e-5));
                     }
-                }
-                epoch_loss.push_back(total / 3);
-            }
+                }, false);
             INFO(name << ": mean loss per epoch " << epoch_loss.front() << " ... " << epoch_loss.back());
             REQUIRE(epoch_loss.back() < 0.7 * epoch_loss.front());
         }

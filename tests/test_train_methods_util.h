@@ -3,6 +3,7 @@
 // trainer takes it, and silencing the attacks' start lines.
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <memory>
 #include <ostream>
@@ -12,6 +13,7 @@
 
 #include "attacks/attack.h"
 #include "datasets/dataset.h"
+#include "engine/ops.h"
 #include "engine/rng.h"
 #include "nn/layers.h"
 #include "nn/optim.h"
@@ -72,6 +74,36 @@ inline void blobs(int64_t n, cw::Rng& rng, std::vector<float>& x, std::vector<in
         for (int c = 0; c < 3; ++c)
             for (int p = 0; p < 64; ++p) x.push_back(0.3f + (c == k ? 0.4f : 0.f) + rng.uniform(-0.1f, 0.1f));
     }
+}
+
+// The method tests' "loss goes down" run: `epochs` epochs of `method` on blobs (xv, yv: 48 images) in three
+// batches of 16, SGD lr 0.05 from `net`'s weights, attack Rng 11. `check(out, y, labels)` sees every batch; with
+// `end_epochs` the method's end_epoch gets each epoch's class statistics. Returns the mean batch loss per epoch.
+using BatchCheck = std::function<void(const cw::train::BatchLoss&, const cw::Tensor&, const std::vector<int32_t>&)>;
+inline std::vector<double> train_on_blobs(cw::train::Method& method, cw::nn::Module& net, const std::vector<float>& xv,
+                                          const std::vector<int32_t>& yv, const BatchCheck& check, bool end_epochs,
+                                          int64_t epochs = 6) {
+    cw::nn::SgdOptions so;
+    so.lr = 0.05f;
+    cw::nn::SGD opt(net.parameters(), so);
+    cw::Rng rng(11);
+    std::vector<double> epoch_loss;
+    for (int64_t e = 0; e < epochs; ++e) {
+        double total = 0;
+        cw::train::ClassStats stats(3);
+        for (int64_t b = 0; b < 3; ++b) {
+            const std::vector<float> bx(xv.begin() + b * 16 * 192, xv.begin() + (b + 1) * 16 * 192);
+            const std::vector<int32_t> by(yv.begin() + b * 16, yv.begin() + (b + 1) * 16);
+            const cw::Tensor x = cw::Tensor::from_vector(bx, {16, 3, 8, 8}), y = cw::Tensor::from_labels(by);
+            const cw::train::BatchLoss out = sgd_step(method, net, opt, x, y, by, e, b, 3, rng);
+            if (check) check(out, y, by);
+            total += cw::sum(out.per_sample).item();
+            if (end_epochs) stats.add(by, cw::argmax(out.logits, 1).to_int_vector(), out.per_sample.to_vector());
+        }
+        if (end_epochs) method.end_epoch(cw::train::EpochEnd{e, stats, net});
+        epoch_loss.push_back(total / 3);
+    }
+    return epoch_loss;
 }
 
 // 3 classes of 1×6×6 images: a bright band in a class-specific row range, plus noise — the trainer tests' dataset.

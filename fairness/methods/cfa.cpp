@@ -5,6 +5,7 @@
 
 #include "fairness/methods/class_calibration.h"
 #include "train/methods/method_util.h"
+#include "train/methods/pgd_at.h"
 
 namespace cw::train {
 
@@ -22,14 +23,7 @@ Cfa::Cfa(CfaBase base, const MethodOptions& o)
         throw std::invalid_argument("cfa: --cfa-lambda-beta must be >= 0, got " + std::to_string(o.cfa.lambda_beta));
     MethodOptions b = o;
     if (base == CfaBase::At) {
-        attacks::PgdConfig c;
-        c.eps = o.eps;
-        c.alpha = o.resolved_alpha();
-        c.steps = o.steps;
-        c.start = o.random_start ? attacks::RandomStart::Uniform : attacks::RandomStart::None;
-        c.mode = resolve_mode(o.attack_mode, attacks::ModelMode::Train);
-        c.name = "cfa_at-pgd" + std::to_string(o.steps);
-        at_attack_ = std::make_unique<attacks::Pgd>(c);
+        at_attack_ = std::make_unique<attacks::Pgd>(pgd_at_attack_config(o, "cfa_at-pgd" + std::to_string(o.steps)));
     } else if (base == CfaBase::Trades) {
         b.trades_form = TradesForm::CfaNormalised;   // CFA's TRADES, with or without CCR
         b.beta = beta_;

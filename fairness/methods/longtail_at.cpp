@@ -11,19 +11,15 @@
 #include "train/state_vectors.h"
 #include "fairness/methods/longtail_weights.h"
 #include "train/methods/method_util.h"
+#include "train/methods/pgd_at.h"
 
 namespace cw::train {
 
 namespace {
 attacks::PgdConfig pgd_config(const MethodOptions& o, bool targeted) {
-    attacks::PgdConfig c;
-    c.eps = o.eps;
-    c.alpha = o.resolved_alpha();
-    c.steps = o.steps;
-    c.start = o.random_start ? attacks::RandomStart::Uniform : attacks::RandomStart::None;
-    c.mode = resolve_mode(o.attack_mode, attacks::ModelMode::Train);
+    attacks::PgdConfig c =
+        pgd_at_attack_config(o, "longtail-pgd" + std::to_string(o.steps) + (targeted ? "-targeted" : ""));
     c.targeted = targeted;
-    c.name = "longtail-pgd" + std::to_string(o.steps) + (targeted ? "-targeted" : "");
     return c;
 }
 

@@ -4,21 +4,19 @@
 
 namespace cw::train {
 
-namespace {
-attacks::PgdConfig pgd_config(const MethodOptions& o) {
+attacks::PgdConfig pgd_at_attack_config(const MethodOptions& o, const std::string& name) {
     attacks::PgdConfig c;
     c.eps = o.eps;
     c.alpha = o.resolved_alpha();
     c.steps = o.steps;
     c.start = o.random_start ? attacks::RandomStart::Uniform : attacks::RandomStart::None;
     c.mode = resolve_mode(o.attack_mode, attacks::ModelMode::Train);
-    c.name = "pgd_at-pgd" + std::to_string(o.steps);
+    c.name = name;
     return c;
 }
-}  // namespace
 
 PgdAt::PgdAt(const MethodOptions& o)
-    : attack_(pgd_config(o)), clean_forward_(resolve_clean_forward(o.clean_forward, CleanForward::Train)) {}
+    : attack_(pgd_at_attack_config(o, "pgd_at-pgd" + std::to_string(o.steps))), clean_forward_(resolve_clean_forward(o.clean_forward, CleanForward::Train)) {}
 
 std::string PgdAt::describe() const {
     const auto& c = attack_.settings();

@@ -9,6 +9,10 @@
 
 namespace cw::train {
 
+// PGD-AT's attack from the method options: PGD-K L∞ CE, ε, α (resolved_alpha), uniform start unless turned off,
+// train mode unless --attack-mode says otherwise. CFA's AT base and the long-tail methods craft with it too.
+attacks::PgdConfig pgd_at_attack_config(const MethodOptions& o, const std::string& name);
+
 class PgdAt : public Method {
 public:
     explicit PgdAt(const MethodOptions& o);
