@@ -54,8 +54,22 @@ void apply_quick_preset(CLI::App& app, const CommonSpec& spec, std::ostream& out
 }
 }  // namespace
 
+std::string shell_command_line(int argc, const char* const* argv) {
+    std::string line;
+    for (int i = 0; i < argc; ++i) {
+        const std::string a = argv[i];
+        const bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                             "0123456789-_./=:,+@%") == std::string::npos;
+        std::string quoted = "'";
+        for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        line += (i ? " " : "") + (plain ? a : quoted + "'");
+    }
+    return line;
+}
+
 int parse(CLI::App& app, int argc, const char* const* argv, CommonFlags& f, const CommonSpec& spec, std::ostream& out,
           std::ostream& err) {
+    f.command_line = shell_command_line(argc, argv);
     try {
         app.parse(argc, argv);
         if (f.quick && !spec.quick_preset.empty()) apply_quick_preset(app, spec, out);

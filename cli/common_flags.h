@@ -28,7 +28,11 @@ struct CommonFlags {
     bool quick = false;
     int64_t epochs = 1;
     bool print_config = false;
+    std::string command_line;      // argv as typed (shell-quoted), for job.json and the report page; set by parse()
 };
+
+// argv joined into one line a shell would split back the same way (arguments quoted where needed).
+std::string shell_command_line(int argc, const char* const* argv);
 
 struct CommonSpec {
     std::string program;                                        // for messages: "train: --lr: ..."

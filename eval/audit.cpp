@@ -8,6 +8,7 @@
 
 #include "cli/common_flags.h"
 #include "eval/evaluator.h"
+#include "report/run_page.h"
 #include "attacks/registry.h"
 #include "datasets/batch.h"
 #include "datasets/registry.h"
@@ -153,6 +154,7 @@ int run(const Args& a, std::ostream& out) {
     }
     evaluate(*model, source, list, opt);
     out << "wrote " << a.common.out << "/results.json and " << a.common.out << "/records.csv" << std::endl;
+    if (!opt.out_dir.empty()) report::write_run_page_after_run(opt.out_dir, out);
     return 0;
 }
 }  // namespace

@@ -15,6 +15,7 @@
 #include "datasets/registry.h"
 #include "datasets/splits.h"
 #include "eval/atomic_file.h"
+#include "report/run_page.h"
 #include "eval/audit.h"
 #include "eval/evaluator.h"
 #include "nn/checkpoint.h"
@@ -279,7 +280,8 @@ int run_job(JobConfig& job, std::ostream& out) {
                                {"recipe", describe(tc.recipe)}, {"batch_size", job.data.batch_size},
                                {"train_images", train_idx.size()}, {"val_split", job.data.val_split},
                                {"test_images", test_idx.size()}, {"seed", common.seed}, {"device", device.str()},
-                               {"ema", tc.ema.every}, {"audit_steps", tc.audit_steps}, {"init", job.init}};
+                               {"ema", tc.ema.every}, {"audit_steps", tc.audit_steps}, {"init", job.init},
+                               {"command_line", common.command_line}};
     eval::write_file_atomic((std::filesystem::path(common.out) / "job.json").string(), resolved.dump(2) + "\n");
     out << "model: " << arch << " (" << model->num_parameters() << " parameters) on " << device.str() << "; eps "
         << over_255(eps) << "; per-epoch evaluation: clean and pgd" << tc.eval_steps << " (alpha eps/4)\n";
@@ -343,6 +345,7 @@ int run_job(JobConfig& job, std::ostream& out) {
         eval::evaluate(*m, batches_of(test_set, test_idx, job.data.eval_batch_size, device), attack_list, eo);
         out << "wrote " << eo.out_dir << "/results.json\n";
     }
+    report::write_run_page_after_run(common.out, out);
     return 0;
 }
 

@@ -1,0 +1,191 @@
+#include "report/compare_page.h"
+
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <sstream>
+
+#include "eval/atomic_file.h"
+#include "fairness/agreement.h"
+#include "report/figure_bars.h"
+#include "report/figure_heatmap.h"
+#include "report/html.h"
+#include "report/run_figures.h"
+#include "report/summary.h"
+
+namespace cw::report {
+
+namespace fs = std::filesystem;
+
+namespace {
+struct Column {
+    std::string label;
+    const RunData* run;
+    const Evaluation* evaluation;
+    fairness::ClassMetrics clean, robust;
+};
+
+std::string common_attack(const std::vector<Column>& cols) {
+    for (const auto& e : cols[0].evaluation->results.at("evaluations")) {
+        const std::string name = e.at("name");
+        if (name == "clean") continue;
+        bool everywhere = true;
+        for (const Column& c : cols) everywhere &= find_evaluation(c.evaluation->results, name) != nullptr;
+        if (everywhere) return name;
+    }
+    return "";
+}
+
+std::string two_decimals(double v) {
+    if (std::isnan(v)) return "–";
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(2) << v;
+    return os.str();
+}
+}  // namespace
+
+std::string write_compare_page(const std::vector<RunData>& runs, const std::string& out_dir,
+                               const CompareOptions& options) {
+    if (runs.empty()) throw std::runtime_error("report: no runs to compare");
+    std::vector<Column> cols;
+    for (const RunData& run : runs) {
+        const Evaluation* e = run.evaluation(options.checkpoint);
+        if (!e)
+            throw std::runtime_error(run.dir + ": no finished evaluation" +
+                                     (options.checkpoint.empty() ? "" : " of checkpoint '" + options.checkpoint + "'") +
+                                     " to compare (expected " +
+                                     (options.checkpoint.empty() ? "results.json or eval_*/results.json"
+                                                                 : "eval_" + options.checkpoint + "/results.json") + ")");
+        if (e->results.at("classes") != runs[0].evaluation(options.checkpoint)->results.at("classes"))
+            throw std::runtime_error(e->file + ": its classes differ from the first run's; only runs on the same "
+                                               "classes can be compared");
+        std::string label = run.name;
+        for (const Column& c : cols)
+            if (c.label == label) label = run.dir;
+        cols.push_back({label, &run, e, {}, {}});
+    }
+    const std::string attack = options.attack.empty() ? common_attack(cols) : options.attack;
+    for (Column& c : cols) {
+        c.clean = metrics_of(*find_evaluation(c.evaluation->results, "clean"));
+        if (!attack.empty()) {
+            const nlohmann::json* e = find_evaluation(c.evaluation->results, attack);
+            if (!e) throw std::runtime_error(c.evaluation->file + ": no evaluation named '" + attack + "' (--attack)");
+            c.robust = metrics_of(*e);
+        }
+    }
+    const auto classes = cols[0].evaluation->results.at("classes").get<std::vector<std::string>>();
+    const std::string attack_text =
+        attack.empty() ? "" : attack_description(*find_evaluation(cols[0].evaluation->results, attack));
+
+    // Methods as columns.
+    HtmlTable t;
+    t.caption = "Runs side by side (accuracies in %, spread in points)";
+    t.header = {""};
+    for (const Column& c : cols) t.header.push_back(c.label);
+    auto row = [&](const std::string& what, auto cell) {
+        std::vector<std::string> r = {html_escape(what)}, cls = {""};
+        for (const Column& c : cols) {
+            r.push_back(cell(c));
+            cls.push_back("num");
+        }
+        t.rows.push_back(r);
+        t.classes.push_back(cls);
+    };
+    auto field = [](const nlohmann::json& j, const char* k) {
+        return j.contains(k) ? html_escape(j.at(k).is_string() ? j.at(k).get<std::string>() : j.at(k).dump()) : "";
+    };
+    auto worst_cell = [&](const fairness::ClassMetrics& m) {
+        return m.worst_class < 0 ? std::string("–")
+                                 : percent_cell(m.per_class_accuracy[m.worst_class]) + " (" +
+                                       html_escape(classes[m.worst_class]) + ")";
+    };
+    row("method", [&](const Column& c) { return field(c.evaluation->results, "method"); });
+    row("dataset", [&](const Column& c) { return field(c.evaluation->results, "dataset"); });
+    row("checkpoint", [&](const Column& c) {
+        return html_escape(c.evaluation->checkpoint.empty() ? "(the folder's)" : c.evaluation->checkpoint);
+    });
+    row("clean: average", [](const Column& c) { return percent_cell(c.clean.accuracy); });
+    row("clean: worst class", [&](const Column& c) { return worst_cell(c.clean); });
+    row("clean: spread", [](const Column& c) { return percent_cell(c.clean.spread); });
+    if (!attack.empty()) {
+        row(attack + ": average", [](const Column& c) { return percent_cell(c.robust.accuracy); });
+        row(attack + ": worst class", [&](const Column& c) { return worst_cell(c.robust); });
+        row(attack + ": spread", [](const Column& c) { return percent_cell(c.robust.spread); });
+        row(attack + ": SD", [](const Column& c) { return percent_cell(c.robust.sd); });
+        row(attack + ": mean of worst 10%", [](const Column& c) { return percent_cell(c.robust.worst10_accuracy); });
+    }
+
+    // Spearman between every two runs, on the robust per-class accuracies (clean when there is no attack).
+    const std::string ranked = attack.empty() ? "clean" : attack;
+    std::vector<std::vector<double>> rho(cols.size(), std::vector<double>(cols.size()));
+    HtmlTable sp;
+    sp.caption = "Spearman rank correlation of per-class " + ranked + " accuracy between runs (1: the classes rank "
+                 "the same way)";
+    sp.header = {""};
+    for (const Column& c : cols) sp.header.push_back(c.label);
+    for (size_t a = 0; a < cols.size(); ++a) {
+        std::vector<std::string> r = {html_escape(cols[a].label)}, cls = {""};
+        for (size_t b = 0; b < cols.size(); ++b) {
+            const auto& va = attack.empty() ? cols[a].clean.per_class_accuracy : cols[a].robust.per_class_accuracy;
+            const auto& vb = attack.empty() ? cols[b].clean.per_class_accuracy : cols[b].robust.per_class_accuracy;
+            rho[a][b] = fairness::spearman(va, vb);
+            r.push_back(two_decimals(rho[a][b]));
+            cls.push_back("num");
+        }
+        sp.rows.push_back(r);
+        sp.classes.push_back(cls);
+    }
+
+    std::ostringstream body;
+    body << "<h1>classwise: " << cols.size() << " runs compared</h1>\n<p>";
+    for (const Column& c : cols) body << html_escape(c.label) << ": <code>" << html_escape(c.evaluation->file) << "</code><br>\n";
+    body << "</p>\n" << (attack.empty() ? "" : "<p>Robust columns: " + html_escape(attack_text) + ".</p>\n")
+         << html_table(t) << html_table(sp);
+
+    // Per class, runs as series.
+    HtmlTable pc;
+    pc.caption = "Per class (%): clean / " + (attack.empty() ? std::string("–") : attack) + " accuracy of each run";
+    pc.header = {"class"};
+    for (const Column& c : cols) pc.header.push_back(c.label);
+    for (size_t k = 0; k < classes.size(); ++k) {
+        std::vector<std::string> r = {html_escape(classes[k])}, cls = {""};
+        for (const Column& c : cols) {
+            r.push_back(percent_cell(c.clean.per_class_accuracy[k]) +
+                        (attack.empty() ? "" : " / " + percent_cell(c.robust.per_class_accuracy[k])));
+            cls.push_back(std::string("num") + (!attack.empty() && static_cast<int>(k) == c.robust.worst_class ? " worst" : ""));
+        }
+        pc.rows.push_back(r);
+        pc.classes.push_back(cls);
+    }
+    body << html_table(pc);
+
+    if (options.figures) {
+        std::vector<Figure> figs;
+        auto bars = [&](const std::string& name, const std::string& which, bool robust) {
+            BarChart chart{name, "", which + " accuracy (%)", classes, {}, false, 105, -1, true};
+            for (const Column& c : cols) {
+                std::vector<double> v = robust ? c.robust.per_class_accuracy : c.clean.per_class_accuracy;
+                for (double& x : v) x *= 100;
+                chart.series.push_back({c.label, v});
+            }
+            chart.caption = "Per-class " + which + " accuracy, one bar per run, grouped by class; dashed: each run's "
+                            "class mean.";
+            figs.push_back(bar_figure(chart));
+        };
+        if (!attack.empty()) bars("compare_robust", attack, true);
+        bars("compare_clean", "clean", false);
+        if (cols.size() > 1) {
+            std::vector<std::string> labels;
+            for (const Column& c : cols) labels.push_back(c.label);
+            figs.push_back(heatmap_figure({"compare_spearman",
+                                           "Spearman's rho of the per-class " + ranked + " accuracies between runs.",
+                                           "run", "run", "Spearman's rho", labels, labels, rho, -1, 1, true, "%.2f"}));
+        }
+        for (const Figure& f : figs) body << html_figure(render(f, (fs::path(out_dir) / "figures").string()), out_dir);
+    }
+    const std::string page = (fs::path(out_dir) / "compare.html").string();
+    eval::write_file_atomic(page, html_page("classwise: runs compared", body.str()));
+    return page;
+}
+
+}  // namespace cw::report
