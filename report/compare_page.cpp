@@ -1,5 +1,6 @@
 #include "report/compare_page.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
@@ -36,6 +37,31 @@ std::string common_attack(const std::vector<Column>& cols) {
     return "";
 }
 
+// Column names: the fewest trailing path components that tell the runs apart (pgd_at/seed0, trades/seed0 rather
+// than seed0 twice).
+std::vector<std::string> distinct_labels(const std::vector<RunData>& runs) {
+    std::vector<std::vector<std::string>> parts;
+    size_t longest = 0;
+    for (const RunData& r : runs) {
+        std::vector<std::string> p;
+        for (const auto& c : fs::absolute(r.dir).lexically_normal()) if (!c.empty() && c != "/") p.push_back(c.string());
+        if (fs::is_regular_file(r.dir) && !p.empty()) p.pop_back();   // a results.json given directly
+        longest = std::max(longest, p.size());
+        parts.push_back(std::move(p));
+    }
+    for (size_t k = 1;; ++k) {
+        std::vector<std::string> labels;
+        for (const auto& p : parts) {
+            std::string l;
+            for (size_t i = p.size() > k ? p.size() - k : 0; i < p.size(); ++i) l += (l.empty() ? "" : "/") + p[i];
+            labels.push_back(l);
+        }
+        std::vector<std::string> sorted = labels;
+        std::sort(sorted.begin(), sorted.end());
+        if (std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end() || k >= longest) return labels;
+    }
+}
+
 std::string two_decimals(double v) {
     if (std::isnan(v)) return "–";
     std::ostringstream os;
@@ -59,11 +85,10 @@ std::string write_compare_page(const std::vector<RunData>& runs, const std::stri
         if (e->results.at("classes") != runs[0].evaluation(options.checkpoint)->results.at("classes"))
             throw std::runtime_error(e->file + ": its classes differ from the first run's; only runs on the same "
                                                "classes can be compared");
-        std::string label = run.name;
-        for (const Column& c : cols)
-            if (c.label == label) label = run.dir;
-        cols.push_back({label, &run, e, {}, {}});
+        cols.push_back({"", &run, e, {}, {}});
     }
+    const std::vector<std::string> labels = distinct_labels(runs);
+    for (size_t i = 0; i < cols.size(); ++i) cols[i].label = labels[i];
     const std::string attack = options.attack.empty() ? common_attack(cols) : options.attack;
     for (Column& c : cols) {
         c.clean = metrics_of(*find_evaluation(c.evaluation->results, "clean"));
