@@ -49,6 +49,34 @@ Dataset with_coarse_labels(Dataset d) {
     return d;
 }
 
+std::vector<int32_t> coarse_of_fine(const Dataset& d) {
+    if (d.coarse_labels.empty()) return {};
+    if (d.coarse_labels.size() != d.labels.size())
+        fail(d.name, std::to_string(d.coarse_labels.size()) + " coarse labels for " + std::to_string(d.size()) +
+                         " images");
+    std::vector<int32_t> coarse(d.class_names.size(), -1);
+    std::vector<int64_t> first(d.class_names.size(), -1);   // the image that fixed each class's superclass
+    for (int64_t i = 0; i < d.size(); ++i) {
+        const int32_t y = d.labels[i];
+        if (y < 0 || y >= d.num_classes())
+            fail(d.name, "image " + std::to_string(i) + ": label " + std::to_string(y) + " out of range [0, " +
+                             std::to_string(d.num_classes()) + ")");
+        if (coarse[y] < 0) {
+            coarse[y] = d.coarse_labels[i];
+            first[y] = i;
+        } else if (coarse[y] != d.coarse_labels[i]) {
+            fail(d.name, "class " + std::to_string(y) + " (" + d.class_names[y] + ") is in two superclasses: " +
+                             std::to_string(coarse[y]) + " (image " + std::to_string(first[y]) + ") and " +
+                             std::to_string(d.coarse_labels[i]) + " (image " + std::to_string(i) + ")");
+        }
+    }
+    for (size_t k = 0; k < coarse.size(); ++k)
+        if (coarse[k] < 0)
+            fail(d.name, "class " + std::to_string(k) + " (" + d.class_names[k] +
+                             ") has no image, so its superclass is unknown");
+    return coarse;
+}
+
 namespace {
 Dataset empty_like(const Dataset& d) {
     Dataset out;

@@ -33,6 +33,11 @@ struct Dataset {
 // The same images labelled by their superclass (coarse_labels become labels); throws if the set has none.
 Dataset with_coarse_labels(Dataset d);
 
+// Each class's superclass, read off the (label, coarse label) pairs: result[k] is the coarse index of class k.
+// Empty for a set without coarse labels. Throws DataError if two images of one class name different superclasses,
+// or if a class has no image (its superclass is then unknown).
+std::vector<int32_t> coarse_of_fine(const Dataset& d);
+
 // Copies the images of `classes` (in that order) into a new set whose labels are 0..classes.size()-1, keeping
 // dataset order. `original_index`, if given, receives the source index of every kept image.
 Dataset select_classes(const Dataset& d, const std::vector<int>& classes,
