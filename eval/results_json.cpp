@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "eval/class_logits.h"
+#include "fairness/agreement.h"
 #include "fairness/metrics.h"
 
 namespace cw::eval {
@@ -30,11 +32,55 @@ nlohmann::json metrics_json(const std::string& name, const fairness::ClassMetric
             {"accuracy_sd", number(m.sd)},
             {"cfn", numbers(m.cfn)}};
 }
+
+nlohmann::json matrix(const std::vector<std::vector<double>>& rows) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& row : rows) a.push_back(numbers(row));
+    return a;
+}
+
+// per_class_mean_logits and cross_class_similarity of one evaluation, from its logit sums.
+void add_mean_logits(nlohmann::json& e, const std::vector<double>& sums, const fairness::ClassMetrics& m) {
+    const std::vector<std::vector<double>> mean = class_mean_logits(sums, m.class_counts);
+    nlohmann::json rows = nlohmann::json::array();
+    for (size_t c = 0; c < mean.size(); ++c)
+        rows.push_back(m.class_counts[c] ? numbers(mean[c]) : nlohmann::json(nullptr));
+    e["per_class_mean_logits"] = rows;
+    const fairness::CrossClassSimilarity s = fairness::cross_class_similarity(mean);
+    e["cross_class_similarity"] = {
+        {"matrix", matrix(s.matrix)}, {"mean_other", numbers(s.mean_other)}, {"max_other", numbers(s.max_other)}};
+}
+
+// The fields that are not in the records' metrics alone: mean logits (if summed) and the superclass confusion.
+void add_extras(nlohmann::json& e, const RunInfo& info, const fairness::ClassMetrics& m,
+                const std::vector<std::vector<double>>& logit_sums, size_t evaluation) {
+    if (!logit_sums.empty() && !logit_sums[evaluation].empty()) add_mean_logits(e, logit_sums[evaluation], m);
+    if (!info.coarse_classes.empty())
+        e["superclass_confusion"] = fairness::superclass_confusion(
+            m.confusion, info.coarse_of, static_cast<int64_t>(info.coarse_classes.size()));
+}
+
+void check_extras(const RunInfo& info, const std::vector<AttackSummary>& attacks,
+                  const std::vector<std::vector<double>>& logit_sums) {
+    const size_t C = info.classes.size();
+    if (info.coarse_classes.empty() != info.coarse_of.empty() ||
+        (!info.coarse_of.empty() && info.coarse_of.size() != C))
+        throw std::invalid_argument("results.json: " + std::to_string(info.coarse_of.size()) +
+                                    " superclass indices (coarse_of) for " + std::to_string(C) + " classes and " +
+                                    std::to_string(info.coarse_classes.size()) +
+                                    " superclass names; expected one per class, or none of either");
+    if (!logit_sums.empty() && logit_sums.size() != attacks.size() + 1)
+        throw std::invalid_argument("results.json: logit sums for " + std::to_string(logit_sums.size()) +
+                                    " evaluations, expected " + std::to_string(attacks.size() + 1) +
+                                    " (clean and each attack)");
+}
 }  // namespace
 
-nlohmann::json results_json(const RunInfo& info, const EvalRecords& r, const std::vector<AttackSummary>& attacks) {
+nlohmann::json results_json(const RunInfo& info, const EvalRecords& r, const std::vector<AttackSummary>& attacks,
+                            const std::vector<std::vector<double>>& logit_sums) {
     const int64_t C = static_cast<int64_t>(info.classes.size());
     if (C == 0) throw std::invalid_argument("results.json: no class names given");
+    check_extras(info, attacks, logit_sums);
     nlohmann::json j = {{"schema", "classwise.results/1"},
                         {"experiment", info.experiment},
                         {"dataset", info.dataset},
@@ -46,10 +92,16 @@ nlohmann::json results_json(const RunInfo& info, const EvalRecords& r, const std
                         {"seed", info.seed},
                         {"device", info.device},
                         {"evaluations", nlohmann::json::array()}};
+    if (!info.coarse_classes.empty()) {
+        j["coarse_classes"] = info.coarse_classes;
+        j["coarse_of"] = info.coarse_of;
+    }
 
     const fairness::ClassMetrics clean = fairness::class_metrics(r.label, r.clean_pred, C);
     j["evaluations"].push_back(metrics_json("clean", clean));
-    for (const AttackSummary& a : attacks) {
+    add_extras(j["evaluations"].back(), info, clean, logit_sums, 0);
+    for (size_t k = 0; k < attacks.size(); ++k) {
+        const AttackSummary& a = attacks[k];
         const std::vector<int32_t>& pred = r.adv_pred.at(r.attack_position(a.name));
         const fairness::ClassMetrics robust = fairness::class_metrics(r.label, pred, C);
         nlohmann::json e = metrics_json(a.name, robust);
@@ -62,6 +114,7 @@ nlohmann::json results_json(const RunInfo& info, const EvalRecords& r, const std
             e["stages"] = nlohmann::json::array();
             for (const auto& [name, acc] : a.stages) e["stages"].push_back({{"name", name}, {"accuracy", acc}});
         }
+        add_extras(e, info, robust, logit_sums, k + 1);
         j["evaluations"].push_back(e);
     }
     return j;

@@ -76,6 +76,25 @@ std::vector<std::vector<double>> cosine_similarity(const std::vector<std::vector
     return s;
 }
 
+CrossClassSimilarity cross_class_similarity(const std::vector<std::vector<double>>& v) {
+    CrossClassSimilarity out;
+    out.matrix = cosine_similarity(v);
+    for (size_t c = 0; c < v.size(); ++c) {
+        double sum = 0, most = kNaN;
+        int64_t defined = 0;
+        for (size_t d = 0; d < v.size(); ++d) {
+            const double s = out.matrix[c][d];
+            if (d == c || std::isnan(s)) continue;
+            sum += s;
+            most = defined == 0 ? s : std::max(most, s);
+            ++defined;
+        }
+        out.mean_other.push_back(defined ? sum / static_cast<double>(defined) : kNaN);
+        out.max_other.push_back(most);
+    }
+    return out;
+}
+
 Confusion superclass_confusion(const Confusion& fine, const std::vector<int32_t>& coarse_of, int64_t num_coarse) {
     if (coarse_of.size() != fine.size())
         throw std::invalid_argument("superclass confusion: " + std::to_string(coarse_of.size()) +

@@ -20,6 +20,16 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b);
 // S[k][j] = cos(v_k, v_j) for one vector per class (all of one length); NaN in a row/column whose vector is zero.
 std::vector<std::vector<double>> cosine_similarity(const std::vector<std::vector<double>>& class_vectors);
 
+// Benz et al.'s cross-class similarity (fairness.md §A): S = cosine_similarity(mean logit vectors), and per class c
+// the mean s_c = (1/(C−1)) Σ_{d≠c} S[c][d] and the max over d ≠ c. Undefined entries (a class without samples has a
+// NaN mean vector, a zero vector has no direction) are left out of the mean and the max — the sum then runs over
+// the defined ones — and s_c is NaN where none is defined.
+struct CrossClassSimilarity {
+    std::vector<std::vector<double>> matrix;
+    std::vector<double> mean_other, max_other;
+};
+CrossClassSimilarity cross_class_similarity(const std::vector<std::vector<double>>& class_vectors);
+
 // The coarse confusion: M'[a][b] = Σ_{k: coarse(k) = a, j: coarse(j) = b} M[k][j]; coarse_of[k] < num_coarse.
 Confusion superclass_confusion(const Confusion& fine, const std::vector<int32_t>& coarse_of, int64_t num_coarse);
 
