@@ -1,8 +1,34 @@
 #include "eval/eval_state.h"
 
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace cw::eval {
+
+namespace {
+// A model that outputs NaN or ±inf makes a sum non-finite; JSON has no such numbers, so they are stored as null and
+// read back as NaN (its mean is reported as null either way).
+nlohmann::json sums_to_json(const std::vector<std::vector<double>>& sums) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& row : sums) {
+        nlohmann::json r = nlohmann::json::array();
+        for (double v : row) r.push_back(std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr));
+        out.push_back(r);
+    }
+    return out;
+}
+std::vector<std::vector<double>> sums_from_json(const nlohmann::json& j) {
+    if (!j.is_array()) throw std::runtime_error("malformed evaluation state: logit_sums is not a list of lists");
+    std::vector<std::vector<double>> out;
+    for (const auto& r : j) {
+        out.emplace_back();
+        for (const auto& v : r.get<std::vector<nlohmann::json>>())
+            out.back().push_back(v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>());
+    }
+    return out;
+}
+}  // namespace
 
 nlohmann::json state_to_json(const EvalState& s) {
     return {{"schema", "classwise.eval_state/1"},
@@ -16,7 +42,8 @@ nlohmann::json state_to_json(const EvalState& s) {
             {"adv_pred", s.records.adv_pred},
             {"broken_by", s.broken_by},
             {"time_s", s.time_s},
-            {"sanity_violations", s.sanity_violations}};
+            {"sanity_violations", s.sanity_violations},
+            {"logit_sums", sums_to_json(s.logit_sums)}};
 }
 
 EvalState state_from_json(const nlohmann::json& j) {
@@ -34,6 +61,7 @@ EvalState state_from_json(const nlohmann::json& j) {
         s.broken_by = j.at("broken_by").get<std::vector<std::vector<int32_t>>>();
         s.time_s = j.at("time_s").get<std::vector<double>>();
         s.sanity_violations = j.at("sanity_violations").get<std::vector<int64_t>>();
+        if (j.contains("logit_sums")) s.logit_sums = sums_from_json(j.at("logit_sums"));
         return s;
     } catch (const nlohmann::json::exception& e) {
         throw std::runtime_error(std::string("malformed evaluation state: ") + e.what());

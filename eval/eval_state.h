@@ -19,6 +19,10 @@ struct EvalState {
                                                    // (empty vector for plain attacks)
     std::vector<double> time_s;                    // [attack] seconds spent, summed over sessions
     std::vector<int64_t> sanity_violations;        // [attack]
+    // [evaluation][c·C + j] (0 clean, then the attacks): Σ logit j over the samples of true class c seen so far
+    // (eval/class_logits.h); an empty entry for an ensemble. Empty altogether for a state written before the sums
+    // were kept ("logit_sums" absent): such a run goes on without them, and reports no mean logits.
+    std::vector<std::vector<double>> logit_sums;
 };
 
 nlohmann::json state_to_json(const EvalState& s);

@@ -9,9 +9,11 @@
 
 #include "eval/atomic_file.h"
 #include "attacks/checks.h"
+#include "eval/class_logits.h"
 #include "eval/class_table.h"
 #include "attacks/ensemble.h"
 #include "eval/eval_state.h"
+#include "engine/ops.h"
 
 namespace cw::eval {
 
@@ -60,6 +62,12 @@ std::string percent(double fraction) {
     return os.str();
 }
 
+// One eval-mode forward pass, on the host: predictions and logits [n, C].
+struct Forward {
+    std::vector<int32_t> pred;
+    std::vector<float> logits;
+};
+
 class Run {
 public:
     Run(nn::Module& model, const BatchSource& data, const std::vector<Attack*>& attacks, const EvalOptions& opt)
@@ -74,7 +82,10 @@ private:
     void step_done();                       // counts a step, saves, honours stop_after_steps
     bool skip() { return step_++ < state_.steps_done; }
     EvalBatch fetch(int64_t b) const;
-    std::vector<int32_t> eval_preds(const Tensor& x);
+    int64_t classes() const { return static_cast<int64_t>(opt_.info.classes.size()); }
+    std::vector<std::vector<double>> fresh_logit_sums() const;
+    Forward eval_forward(const Tensor& x);
+    void add_logits(size_t evaluation, const std::vector<float>& logits, int64_t offset);
     void clean_pass();
     void init_attack_records();
     void plain_attack(size_t a);
@@ -100,15 +111,38 @@ nlohmann::json Run::fingerprint() const {
             {"attacks", attacks}, {"run", opt_.run_key}};
 }
 
+// Clean and every plain attack sum logits; an ensemble has no single returned point per sample (each part returns
+// its own, and only for the samples still robust), so it gets no sums and no mean logits.
+std::vector<std::vector<double>> Run::fresh_logit_sums() const {
+    const size_t cc = static_cast<size_t>(classes() * classes());
+    std::vector<std::vector<double>> sums(1, std::vector<double>(cc, 0.0));
+    for (const Attack* a : attacks_)
+        sums.push_back(dynamic_cast<const Ensemble*>(a) ? std::vector<double>{} : std::vector<double>(cc, 0.0));
+    return sums;
+}
+
 void Run::load_or_start() {
     state_ = EvalState{};
     state_.fingerprint = fingerprint();
+    state_.logit_sums = fresh_logit_sums();
     const std::string file = opt_.out_dir.empty() ? "" : path("eval_state.json");
     if (!opt_.resume || file.empty() || !std::filesystem::exists(file)) return;
     EvalState saved = state_from_json(nlohmann::json::parse(read_file_text(file)));
     if (saved.fingerprint != state_.fingerprint)
         throw std::runtime_error(file + ": written by a different evaluation (attacks, seed, batches or classes "
                                         "differ); remove it or run without --resume");
+    if (saved.logit_sums.empty()) {
+        log_line("note: " + file + " keeps no logit sums (written by an older version); this run reports no mean "
+                 "logits");
+    } else {
+        const auto fresh = fresh_logit_sums();
+        bool same_shape = saved.logit_sums.size() == fresh.size();
+        for (size_t e = 0; same_shape && e < fresh.size(); ++e)
+            same_shape = saved.logit_sums[e].size() == fresh[e].size();
+        if (!same_shape)
+            throw std::runtime_error(file + ": malformed evaluation state: logit_sums do not match the classes and "
+                                            "attacks of this evaluation");
+    }
     state_ = std::move(saved);
     log_line("resuming from " + file + ": " + std::to_string(state_.steps_done) + " steps already done");
 }
@@ -142,10 +176,27 @@ EvalBatch Run::fetch(int64_t b) const {
     return batch;
 }
 
-std::vector<int32_t> Run::eval_preds(const Tensor& x) {
+// The argmax is taken on the device exactly as ModelOracle::predict does (lowest index on ties), so the
+// predictions are the ones a separate predict() would give; the logits come along in the same pass.
+Forward Run::eval_forward(const Tensor& x) {
     ModeScope eval(model_, ModelMode::Eval);
     ModelOracle oracle(model_, x.device());
-    return oracle.predict(x);
+    if (x.size(0) == 0) return {};
+    const Tensor z = oracle.logits(x);
+    CW_CHECK(z.ndim() == 2 && z.size(1) == classes(), ShapeError,
+             "evaluator: the model outputs logits " + z.describe() + " but there are " + std::to_string(classes()) +
+                 " classes (EvalOptions::info.classes); it must give one logit per class");
+    return {argmax(z, 1).to_int_vector(), z.to_vector()};
+}
+
+// Adds a batch's logits (its first sample at `offset` in the records) to evaluation's sums, unless this run keeps
+// none (resumed from an older state).
+void Run::add_logits(size_t evaluation, const std::vector<float>& logits, int64_t offset) {
+    if (state_.logit_sums.empty()) return;
+    const int64_t n = static_cast<int64_t>(logits.size()) / classes();
+    const auto& label = state_.records.label;
+    add_class_logits(state_.logit_sums[evaluation], logits,
+                     std::vector<int32_t>(label.begin() + offset, label.begin() + offset + n), classes());
 }
 
 double Run::accuracy_of(const std::vector<int32_t>& pred) const {
@@ -167,14 +218,16 @@ void Run::clean_pass() {
         EvalRecords& r = state_.records;
         if (state_.batch_offsets.empty()) state_.batch_offsets.push_back(0);
         const std::vector<int32_t> labels = batch.labels.to_int_vector();
-        const std::vector<int32_t> pred = eval_preds(batch.images);
         for (int32_t y : labels)
             CW_CHECK(y >= 0 && y < static_cast<int32_t>(opt_.info.classes.size()), Error,
                      "evaluator: label " + std::to_string(y) + " is not one of the " +
                          std::to_string(opt_.info.classes.size()) + " classes");
+        const Forward f = eval_forward(batch.images);
+        const int64_t off = r.size();
         r.index.insert(r.index.end(), batch.indices.begin(), batch.indices.end());
         r.label.insert(r.label.end(), labels.begin(), labels.end());
-        r.clean_pred.insert(r.clean_pred.end(), pred.begin(), pred.end());
+        r.clean_pred.insert(r.clean_pred.end(), f.pred.begin(), f.pred.end());
+        add_logits(0, f.logits, off);
         state_.batch_offsets.push_back(r.size());
         if (b == data_.num_batches - 1) {
             init_attack_records();
@@ -208,9 +261,15 @@ void Run::plain_attack(size_t a) {
         const EvalBatch batch = fetch(b);
         Rng rng(step_seed(opt_.info.seed, name, b));
         const AttackResult res = attack.run(model_, batch.images, batch.labels, rng);
-        const std::vector<int32_t> pred = res.pred.empty() ? eval_preds(res.x_adv) : res.pred;
-
         const int64_t off = state_.batch_offsets[b];
+        // One forward at x_adv serves the mean-logit sums and, where the attack kept no predictions, the predictions.
+        std::vector<int32_t> pred = res.pred;
+        if (!state_.logit_sums.empty() || pred.empty()) {
+            Forward f = eval_forward(res.x_adv);
+            if (pred.empty()) pred = std::move(f.pred);
+            add_logits(a + 1, f.logits, off);
+        }
+
         const std::string bad = check_adversarial(from_tensor(batch.images), from_tensor(res.x_adv),
                                                   std::vector<float>(pred.size(), attack.eps()), attack.norm());
         if (!bad.empty()) {
@@ -317,7 +376,7 @@ EvalOutcome Run::go() {
         }
         out.attacks.push_back(std::move(s));
     }
-    out.results = results_json(opt_.info, out.records, out.attacks);
+    out.results = results_json(opt_.info, out.records, out.attacks, state_.logit_sums);
     if (opt_.log) print_class_table(*opt_.log, out.records, opt_.info.classes);
     if (!opt_.out_dir.empty()) {
         write_file_atomic(path("results.json"), out.results.dump(2) + "\n");

@@ -16,6 +16,8 @@
 // re-seeds every batch with the same seed; we mix in the batch index so batches do not share random starts. All
 // parts of an ensemble still get the same seed on a batch, as in AutoAttack.)
 // Plain attacks attack every sample; ensembles only the clean-correct ones (§8).
+// The same forward pass that gives the clean (or, for a plain attack, the adversarial) predictions also adds the
+// logits to per-class sums kept in the state, for results.json's per_class_mean_logits (results_json.h).
 #include <cstdint>
 #include <functional>
 #include <ostream>
