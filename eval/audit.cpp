@@ -11,6 +11,7 @@
 #include "report/run_page.h"
 #include "attacks/registry.h"
 #include "datasets/batch.h"
+#include "datasets/dataset.h"
 #include "datasets/registry.h"
 #include "nn/checkpoint.h"
 
@@ -140,6 +141,8 @@ int run(const Args& a, std::ostream& out) {
     opt.info.seed = a.common.seed;
     opt.info.device = device.is_cuda() ? "cuda" : "cpu";
     opt.info.classes = dataset->class_names;
+    opt.info.coarse_of = data::coarse_of_fine(*dataset);   // empty unless the set has superclasses (CIFAR-100)
+    if (!opt.info.coarse_of.empty()) opt.info.coarse_classes = dataset->coarse_class_names;
     opt.run_key = {{"dataset", a.dataset}, {"split", a.split}, {"weights", a.weights}, {"n", n}, {"batch_size", bs}};
     opt.info.arch = md.count("arch") ? md.at("arch") : a.arch;
     opt.info.method = md.count("method") ? md.at("method") : "unknown";

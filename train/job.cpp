@@ -12,6 +12,7 @@
 #include "attacks/registry.h"
 #include "datasets/augment.h"
 #include "datasets/batch.h"
+#include "datasets/dataset.h"
 #include "datasets/registry.h"
 #include "datasets/splits.h"
 #include "eval/atomic_file.h"
@@ -204,6 +205,8 @@ int run_job(JobConfig& job, std::ostream& out) {
         *test_set = data::select_classes(*test_set, kept);
         out << "classes: the " << kept.size() << " with the most training images (" << job.data.classes << ")\n";
     }
+    // Superclasses for the final evaluation (CIFAR-100); derived now, so inconsistent labels fail before training.
+    const std::vector<int32_t> coarse_of = data::coarse_of_fine(*test_set);
     const data::Split split = make_split(*train_set, job.data.val_split);
     const std::vector<int64_t> train_idx = proportional_subset(split.train, *train_set, job.data.train_n);
     std::vector<int64_t> test_idx(static_cast<size_t>(job.data.eval_n > 0 ? std::min(job.data.eval_n, test_set->size()) : test_set->size()));
@@ -336,6 +339,8 @@ int run_job(JobConfig& job, std::ostream& out) {
         eo.info.device = device.str();
         eo.info.seed = common.seed;
         eo.info.classes = test_set->class_names;
+        eo.info.coarse_of = coarse_of;
+        if (!coarse_of.empty()) eo.info.coarse_classes = test_set->coarse_class_names;
         eo.out_dir = (std::filesystem::path(common.out) / ("eval_" + which)).string();
         eo.resume = common.resume;
         eo.log = &out;
