@@ -139,6 +139,7 @@ int run(const Args& a, std::ostream& out) {
     opt.info.split = a.split;
     opt.info.checkpoint = a.weights;
     opt.info.seed = a.common.seed;
+    opt.info.command_line = a.common.command_line;
     opt.info.device = device.is_cuda() ? "cuda" : "cpu";
     opt.info.classes = dataset->class_names;
     opt.info.coarse_of = data::coarse_of_fine(*dataset);   // empty unless the set has superclasses (CIFAR-100)

@@ -92,6 +92,7 @@ nlohmann::json results_json(const RunInfo& info, const EvalRecords& r, const std
                         {"seed", info.seed},
                         {"device", info.device},
                         {"evaluations", nlohmann::json::array()}};
+    if (!info.command_line.empty()) j["command_line"] = info.command_line;
     if (!info.coarse_classes.empty()) {
         j["coarse_classes"] = info.coarse_classes;
         j["coarse_of"] = info.coarse_of;

@@ -30,6 +30,7 @@ struct RunInfo {
     std::vector<std::string> classes;   // class names, label order (defines the class count)
     std::vector<std::string> coarse_classes;   // superclass names; empty: no superclass fields
     std::vector<int32_t> coarse_of;            // [class]: its superclass's index in coarse_classes
+    std::string command_line;                  // how the run was started (extra field "command_line"; empty: left out)
 };
 
 struct AttackSummary {

@@ -338,6 +338,7 @@ int run_job(JobConfig& job, std::ostream& out) {
         eo.info.method = job.method;
         eo.info.device = device.str();
         eo.info.seed = common.seed;
+        eo.info.command_line = common.command_line;
         eo.info.classes = test_set->class_names;
         eo.info.coarse_of = coarse_of;
         if (!coarse_of.empty()) eo.info.coarse_classes = test_set->coarse_class_names;
