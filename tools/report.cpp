@@ -4,36 +4,37 @@
 //   build/tools/report runs/fair/*/seed0 --out runs/compare     # runs/compare/compare.html
 //   build/tools/report runs/a runs/b --out cmp --checkpoint best_robust --attack pgd20
 //
-// A RUN_DIR is any folder written by train, quickstart, an experiment or audit (or a results.json itself).
+// A RUN_DIR is any folder written by train, quickstart, an experiment or audit (or a results.json itself). Of the
+// common flags only --out means something here (nothing trains, nothing is evaluated).
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
 
+#include "cli/common_flags.h"
 #include "report/compare_page.h"
 #include "report/gnuplot.h"
 #include "report/run_page.h"
 
 int main(int argc, char** argv) {
+    using namespace cw;
     using namespace cw::report;
     std::vector<std::string> dirs;
-    std::string out;
     CompareOptions compare;
     bool no_figures = false;
+    cli::CommonFlags common;
+    cli::CommonSpec spec;
+    spec.program = "report";
     CLI::App app{"classwise report: one run's HTML page, or several runs compared (methods as columns)", "report"};
-    app.add_option("RUN_DIR", dirs, "run folders (or results.json files)")->required();
-    app.add_option("--out", out, "output folder (default for one run: the run's own folder)");
+    cli::add_common_flags(app, common, spec);
+    app.get_option("--out")->description("output folder (default for one run: the run's own folder; needed to compare)");
+    app.add_option("RUN_DIR", dirs, "run folders (or results.json files)");
     app.add_option("--checkpoint", compare.checkpoint, "comparison: which evaluation of each run (last, best_robust, "
                                                        "...; default: each run's first)");
     app.add_option("--attack", compare.attack, "comparison: the robust column (default: the first attack all runs share)");
     app.add_flag("--no-figures", no_figures, "tables only (no gnuplot)");
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        if (e.get_exit_code() == 0) return app.exit(e);
-        std::cerr << "report: " << e.what() << " (see --help)\n";
-        return 1;
-    }
-    try {
+    if (const int code = cli::parse(app, argc, argv, common, spec, std::cout, std::cerr); code >= 0) return code;
+    return cli::run_guarded("report", [&] {
+        if (dirs.empty()) throw std::runtime_error("RUN_DIR: give at least one run folder (see --help)");
         if (!no_figures && !gnuplot_available())
             throw std::runtime_error("gnuplot not found (" + gnuplot_program() + "): install gnuplot-nox "
                                      "(scripts/setup_debian.sh) or pass --no-figures");
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
         for (const auto& d : dirs) runs.push_back(load_run(d));
         PageOptions page;
         page.figures = compare.figures = !no_figures;
+        std::string out = common.out;
         if (runs.size() == 1) {
             if (out.empty())
                 out = std::filesystem::is_regular_file(runs[0].dir)
@@ -51,9 +53,6 @@ int main(int argc, char** argv) {
             if (out.empty()) throw std::runtime_error("--out: needed when comparing several runs");
             std::cout << "wrote " << write_compare_page(runs, out, compare) << "\n";
         }
-    } catch (const std::exception& e) {
-        std::cerr << "report: " << e.what() << "\n";
-        return 1;
-    }
-    return 0;
+        return 0;
+    });
 }
