@@ -14,6 +14,7 @@
 //   from a state written before the sums were kept.
 // - With superclasses (RunInfo::coarse_classes, e.g. CIFAR-100's 20): top-level coarse_classes and coarse_of
 //   (each class's superclass index), and superclass_confusion per evaluation (fine confusion summed by superclass).
+// - command_line (top level, when RunInfo has it): how the run was started, for the report page.
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
