@@ -59,6 +59,13 @@ std::string file_stem(const std::string& s) {
     for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ? c : '_';
     return out;
 }
+// Row-normalised: the % of each true class (a row) predicted as each class (a column).
+Figure confusion_heatmap(const std::string& name, const std::string& what, const std::string& unit,
+                         const std::vector<std::string>& labels, const nlohmann::json& counts) {
+    return heatmap_figure({name, what + ": % of each true " + unit + " (rows) predicted as each " + unit + " (columns).",
+                           "predicted " + unit, "true " + unit, "% of the true " + unit, labels, labels,
+                           row_percentages(matrix_of(counts)), 0, 100, false, "%.0f"});
+}
 }  // namespace
 
 std::vector<Figure> evaluation_figures(const nlohmann::json& results, const std::string& prefix) {
@@ -93,12 +100,9 @@ std::vector<Figure> evaluation_figures(const nlohmann::json& results, const std:
 
     for (const auto& e : results.at("evaluations")) {
         const std::string name = e.at("name");
-        Heatmap conf{prefix + "confusion_" + file_stem(name),
-                     "Confusion matrix, " + attack_description(e) + ": % of each true class (rows) predicted as each "
-                     "class (columns).",
-                     "predicted class", "true class", "% of the true class", classes, classes,
-                     row_percentages(matrix_of(e.at("confusion"))), 0, 100, false, "%.0f"};
-        figs.push_back(heatmap_figure(conf));
+        figs.push_back(confusion_heatmap(prefix + "confusion_" + file_stem(name),
+                                         "Confusion matrix, " + attack_description(e), "class", classes,
+                                         e.at("confusion")));
         if (e.contains("cross_class_similarity") && e.at("cross_class_similarity").contains("matrix")) {
             Heatmap cos{prefix + "cosine_" + file_stem(name),
                         "Cross-class cosine similarity of the classes' mean logit vectors (Benz et al. 3.2), " +
@@ -108,13 +112,10 @@ std::vector<Figure> evaluation_figures(const nlohmann::json& results, const std:
             figs.push_back(heatmap_figure(cos));
         }
         if (e.contains("superclass_confusion") && results.contains("coarse_classes")) {
-            const auto coarse = results.at("coarse_classes").get<std::vector<std::string>>();
-            Heatmap sup{prefix + "superclass_confusion_" + file_stem(name),
-                        "Superclass confusion, " + attack_description(e) + ": % of each true superclass predicted "
-                        "as each superclass.",
-                        "predicted superclass", "true superclass", "% of the true superclass", coarse, coarse,
-                        row_percentages(matrix_of(e.at("superclass_confusion"))), 0, 100, false, "%.0f"};
-            figs.push_back(heatmap_figure(sup));
+            figs.push_back(confusion_heatmap(prefix + "superclass_confusion_" + file_stem(name),
+                                             "Superclass confusion, " + attack_description(e), "superclass",
+                                             results.at("coarse_classes").get<std::vector<std::string>>(),
+                                             e.at("superclass_confusion")));
         }
     }
     return figs;

@@ -12,7 +12,7 @@
 #include "attacks/checks.h"
 #include "attacks/ensemble.h"
 #include "eval/evaluator.h"
-#include "tests/test_attacks_fixture.h"
+#include "tests/test_evaluator_util.h"
 
 using namespace cw;
 using namespace cw::attacks;
@@ -69,29 +69,6 @@ private:
     std::shared_ptr<nn::Module> inner_;
     Rng rng_{11};
 };
-
-struct TempDir {
-    fs::path path;
-    TempDir() : path(fs::temp_directory_path() / ("cw_checks_test_" + std::to_string(::getpid()))) {
-        fs::remove_all(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
-};
-
-BatchSource two_batches() {
-    const Blobs b = make_blobs(32, 4040);
-    const auto xs = b.x.to_vector();
-    std::vector<EvalBatch> batches;
-    for (int k = 0; k < 2; ++k) {
-        EvalBatch e;
-        e.images = Tensor::from_vector(std::vector<float>(xs.begin() + k * 16 * 192, xs.begin() + (k + 1) * 16 * 192),
-                                       {16, 3, 8, 8});
-        e.labels = Tensor::from_labels(std::vector<int32_t>(b.labels.begin() + k * 16, b.labels.begin() + (k + 1) * 16));
-        for (int i = 0; i < 16; ++i) e.indices.push_back(k * 16 + i);
-        batches.push_back(e);
-    }
-    return batches_from(std::move(batches));
-}
 
 EvalOptions options(std::ostream* log, const std::string& out_dir = "") {
     EvalOptions o;
@@ -172,9 +149,9 @@ TEST_CASE("evaluate counts an attack's points outside the ball as sanity violati
     Ensemble ensemble("broken-ensemble", nlohmann::json::object(), std::move(parts));
     ensemble.set_log(nullptr);
 
-    TempDir tmp;
+    EvalTempDir tmp("cw_checks_test");
     std::ostringstream log;
-    const EvalOutcome out = evaluate(model, two_batches(), {&broken, &ensemble}, options(&log, tmp.path.string()));
+    const EvalOutcome out = evaluate(model, blob_batches(2, 4040), {&broken, &ensemble}, options(&log, tmp.path.string()));
     INFO(log.str());
     // every batch of the plain attack, and every batch of the ensemble's one stage that had points to attack
     REQUIRE(out.attacks.at(0).sanity_violations == 2);
@@ -189,8 +166,8 @@ TEST_CASE("evaluate counts an attack's points outside the ball as sanity violati
 TEST_CASE("evaluate warns about a model whose forward passes differ", "[attacks]") {
     Noisy noisy(trained_mlp_ptr());
     std::ostringstream noisy_log, plain_log;
-    evaluate(noisy, two_batches(), {}, options(&noisy_log));
+    evaluate(noisy, blob_batches(2, 4040), {}, options(&noisy_log));
     REQUIRE(noisy_log.str().find("two forward passes of the same batch differ") != std::string::npos);
-    evaluate(trained_mlp(), two_batches(), {}, options(&plain_log));
+    evaluate(trained_mlp(), blob_batches(2, 4040), {}, options(&plain_log));
     REQUIRE(plain_log.str().find("differ") == std::string::npos);
 }

@@ -13,7 +13,7 @@
 #include "datasets/error.h"
 #include "eval/atomic_file.h"
 #include "eval/evaluator.h"
-#include "tests/test_attacks_fixture.h"
+#include "tests/test_evaluator_util.h"
 
 using namespace cw;
 using namespace cw::attacks;
@@ -22,15 +22,6 @@ using namespace cw_test;
 namespace fs = std::filesystem;
 
 namespace {
-struct TempDir {
-    fs::path path;
-    TempDir() : path(fs::temp_directory_path() / ("cw_evaluator_logits_" + std::to_string(::getpid()))) {
-        fs::remove_all(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
-    std::string sub(const std::string& name) const { return (path / name).string(); }
-};
-
 // f(x) = (x0, x1, 1 − x0 − x1) on two-pixel images: every input below is a multiple of 1/8, so every logit, sum
 // and hand-computed mean is exact.
 std::shared_ptr<nn::Sequential> linear_model() {
@@ -67,42 +58,6 @@ EvalOptions linear_options(const std::string& dir = "") {
 
 std::vector<double> row(const nlohmann::json& j) { return j.get<std::vector<double>>(); }
 
-// The blob problem of the other evaluator tests, in three batches of 16, with FGSM, PGD and a cut-down AutoAttack.
-BatchSource blob_batches() {
-    const Blobs b = make_blobs(48, 2024);
-    std::vector<EvalBatch> batches;
-    const auto xs = b.x.to_vector();
-    for (int k = 0; k < 3; ++k) {
-        EvalBatch e;
-        e.images = Tensor::from_vector(std::vector<float>(xs.begin() + k * 16 * 192, xs.begin() + (k + 1) * 16 * 192),
-                                       {16, 3, 8, 8});
-        e.labels = Tensor::from_labels(std::vector<int32_t>(b.labels.begin() + k * 16, b.labels.begin() + (k + 1) * 16));
-        for (int i = 0; i < 16; ++i) e.indices.push_back(k * 16 + i);
-        batches.push_back(e);
-    }
-    return batches_from(std::move(batches));
-}
-
-struct BlobSuite {   // 3 clean + 3 fgsm + 3 pgd5 + 4·3 autoattack = 21 steps
-    std::unique_ptr<Attack> fgsm, pgd, aa;
-    BlobSuite() {
-        fgsm = std::make_unique<Fgsm>(FgsmConfig{kBlobEps, false, ModelMode::Eval});
-        PgdConfig c;
-        c.eps = kBlobEps;
-        c.alpha = kBlobEps / 4;
-        c.steps = 5;
-        pgd = std::make_unique<Pgd>(c);
-        AutoAttackConfig a;
-        a.eps = kBlobEps;
-        a.n_iter = 8;
-        a.n_target_classes = 3;
-        a.square_queries = 40;
-        aa = make_autoattack(a);
-        for (Attack* x : list()) x->set_log(nullptr);
-    }
-    std::vector<Attack*> list() const { return {fgsm.get(), pgd.get(), aa.get()}; }
-};
-
 EvalOptions blob_options(const std::string& dir) {
     EvalOptions o;
     o.out_dir = dir;
@@ -111,10 +66,6 @@ EvalOptions blob_options(const std::string& dir) {
     return o;
 }
 
-nlohmann::json timeless(nlohmann::json j) {
-    for (auto& e : j["evaluations"]) e.erase("time_s");
-    return j;
-}
 }  // namespace
 
 TEST_CASE("evaluator: clean per-class mean logits of a linear model, by hand", "[evaluator]") {
@@ -214,9 +165,9 @@ TEST_CASE("evaluator: the model must give one logit per class", "[evaluator]") {
 
 TEST_CASE("evaluator: mean logits survive interruptions exactly; an ensemble has none", "[evaluator]") {
     nn::Module& model = trained_mlp();
-    TempDir tmp;
-    const BatchSource data = blob_batches();
-    BlobSuite suite;
+    EvalTempDir tmp("cw_evaluator_logits");
+    const BatchSource data = blob_batches(3, 2024);
+    BlobAttackSuite suite;
     const EvalOutcome full = evaluate(model, data, suite.list(), blob_options(tmp.sub("full")));
     const auto& ev = full.results["evaluations"];
     REQUIRE(ev.size() == 4);
@@ -232,7 +183,7 @@ TEST_CASE("evaluator: mean logits survive interruptions exactly; an ensemble has
     const std::vector<std::vector<int64_t>> plans = {{2}, {4}, {7}, {13}, {1, 3, 4}};
     for (size_t p = 0; p < plans.size(); ++p) {
         const std::string dir = tmp.sub("resume" + std::to_string(p));
-        BlobSuite fresh;
+        BlobAttackSuite fresh;
         bool first = true;
         for (int64_t stop : plans[p]) {
             EvalOptions opt = blob_options(dir);
@@ -256,9 +207,9 @@ TEST_CASE("evaluator: mean logits survive interruptions exactly; an ensemble has
 
 TEST_CASE("evaluator: a state file from before the logit sums still resumes, without mean logits", "[evaluator]") {
     nn::Module& model = trained_mlp();
-    TempDir tmp;
-    const BatchSource data = blob_batches();
-    BlobSuite suite;
+    EvalTempDir tmp("cw_evaluator_logits");
+    const BatchSource data = blob_batches(3, 2024);
+    BlobAttackSuite suite;
     nlohmann::json want = timeless(evaluate(model, data, suite.list(), blob_options(tmp.sub("full"))).results);
     for (auto& e : want["evaluations"]) {
         e.erase("per_class_mean_logits");
@@ -266,7 +217,7 @@ TEST_CASE("evaluator: a state file from before the logit sums still resumes, wit
     }
 
     const std::string dir = tmp.sub("old");
-    BlobSuite fresh;
+    BlobAttackSuite fresh;
     EvalOptions opt = blob_options(dir);
     opt.stop_after_steps = 5;   // in the middle of FGSM
     REQUIRE_THROWS_AS(evaluate(model, data, fresh.list(), opt), EvalInterrupted);

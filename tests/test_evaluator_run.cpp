@@ -9,7 +9,7 @@
 #include "eval/evaluator.h"
 #include "attacks/fgsm.h"
 #include "attacks/pgd.h"
-#include "tests/test_attacks_fixture.h"
+#include "tests/test_evaluator_util.h"
 
 using namespace cw;
 using namespace cw::attacks;
@@ -18,50 +18,6 @@ using namespace cw_test;
 namespace fs = std::filesystem;
 
 namespace {
-struct TempDir {
-    fs::path path;
-    TempDir() : path(fs::temp_directory_path() / ("cw_evaluator_test_" + std::to_string(::getpid()))) {
-        fs::remove_all(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
-    std::string sub(const std::string& name) const { return (path / name).string(); }
-};
-
-BatchSource three_batches() {
-    const Blobs b = make_blobs(48, 2024);
-    std::vector<EvalBatch> batches;
-    const auto xs = b.x.to_vector();
-    for (int k = 0; k < 3; ++k) {
-        EvalBatch e;
-        e.images = Tensor::from_vector(std::vector<float>(xs.begin() + k * 16 * 192, xs.begin() + (k + 1) * 16 * 192),
-                                       {16, 3, 8, 8});
-        e.labels = Tensor::from_labels(std::vector<int32_t>(b.labels.begin() + k * 16, b.labels.begin() + (k + 1) * 16));
-        for (int i = 0; i < 16; ++i) e.indices.push_back(1000 + k * 16 + i);
-        batches.push_back(e);
-    }
-    return batches_from(std::move(batches));
-}
-
-struct Suite {   // fgsm, pgd5, autoattack (cut down): 3 clean + 3 + 3 + 4·3 = 21 steps on 3 batches
-    std::unique_ptr<Attack> fgsm, pgd, aa;
-    Suite() {
-        fgsm = std::make_unique<Fgsm>(FgsmConfig{kBlobEps, false, ModelMode::Eval});
-        PgdConfig c;
-        c.eps = kBlobEps;
-        c.alpha = kBlobEps / 4;
-        c.steps = 5;
-        pgd = std::make_unique<Pgd>(c);
-        AutoAttackConfig a;
-        a.eps = kBlobEps;
-        a.n_iter = 8;
-        a.n_target_classes = 3;
-        a.square_queries = 40;
-        aa = make_autoattack(a);
-        for (Attack* x : list()) x->set_log(nullptr);
-    }
-    std::vector<Attack*> list() const { return {fgsm.get(), pgd.get(), aa.get()}; }
-};
-
 EvalOptions options(const std::string& dir) {
     EvalOptions o;
     o.out_dir = dir;
@@ -73,21 +29,16 @@ EvalOptions options(const std::string& dir) {
     return o;
 }
 
-// results.json without the wall-clock fields
-nlohmann::json timeless(nlohmann::json j) {
-    for (auto& e : j["evaluations"]) e.erase("time_s");
-    return j;
-}
 }  // namespace
 
 TEST_CASE("the evaluator writes results.json, records.csv and AutoAttack-style progress", "[attacks]") {
     nn::Module& model = trained_mlp();
-    TempDir tmp;
-    Suite suite;
+    EvalTempDir tmp("cw_evaluator_test");
+    BlobAttackSuite suite;
     std::ostringstream log;
     EvalOptions opt = options(tmp.sub("run"));
     opt.log = &log;
-    const EvalOutcome out = evaluate(model, three_batches(), suite.list(), opt);
+    const EvalOutcome out = evaluate(model, blob_batches(3, 2024, 1000), suite.list(), opt);
 
     const std::string text = log.str();
     INFO(text);
@@ -136,9 +87,9 @@ TEST_CASE("the evaluator writes results.json, records.csv and AutoAttack-style p
 
 TEST_CASE("an interrupted evaluation resumes to identical results", "[attacks]") {
     nn::Module& model = trained_mlp();
-    TempDir tmp;
-    const BatchSource data = three_batches();
-    Suite suite;
+    EvalTempDir tmp("cw_evaluator_test");
+    const BatchSource data = blob_batches(3, 2024, 1000);
+    BlobAttackSuite suite;
     const EvalOutcome full = evaluate(model, data, suite.list(), options(tmp.sub("full")));
     const std::string full_csv = read_file_text(tmp.sub("full/records.csv"));
 
@@ -147,7 +98,7 @@ TEST_CASE("an interrupted evaluation resumes to identical results", "[attacks]")
     const std::vector<std::vector<int64_t>> plans = {{2}, {4}, {13}, {20}, {1, 6, 9}};
     for (size_t p = 0; p < plans.size(); ++p) {
         const std::string dir = tmp.sub("resume" + std::to_string(p));
-        Suite fresh;   // a new process would build new attack objects
+        BlobAttackSuite fresh;   // a new process would build new attack objects
         bool first = true;
         for (int64_t stop : plans[p]) {
             EvalOptions opt = options(dir);
@@ -168,7 +119,7 @@ TEST_CASE("an interrupted evaluation resumes to identical results", "[attacks]")
     }
 
     // A state written by a different evaluation is refused.
-    Suite other;
+    BlobAttackSuite other;
     std::vector<Attack*> fewer = {other.fgsm.get()};
     EvalOptions opt = options(tmp.sub("resume0"));
     opt.resume = true;
