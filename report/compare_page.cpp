@@ -8,6 +8,7 @@
 
 #include "eval/atomic_file.h"
 #include "fairness/agreement.h"
+#include "report/comparison.h"
 #include "report/figure_bars.h"
 #include "report/figure_heatmap.h"
 #include "report/html.h"
@@ -19,49 +20,6 @@ namespace cw::report {
 namespace fs = std::filesystem;
 
 namespace {
-struct Column {
-    std::string label;
-    const RunData* run;
-    const Evaluation* evaluation;
-    fairness::ClassMetrics clean, robust;
-};
-
-std::string common_attack(const std::vector<Column>& cols) {
-    for (const auto& e : cols[0].evaluation->results.at("evaluations")) {
-        const std::string name = e.at("name");
-        if (name == "clean") continue;
-        bool everywhere = true;
-        for (const Column& c : cols) everywhere &= find_evaluation(c.evaluation->results, name) != nullptr;
-        if (everywhere) return name;
-    }
-    return "";
-}
-
-// Column names: the fewest trailing path components that tell the runs apart (pgd_at/seed0, trades/seed0 rather
-// than seed0 twice).
-std::vector<std::string> distinct_labels(const std::vector<RunData>& runs) {
-    std::vector<std::vector<std::string>> parts;
-    size_t longest = 0;
-    for (const RunData& r : runs) {
-        std::vector<std::string> p;
-        for (const auto& c : fs::absolute(r.dir).lexically_normal()) if (!c.empty() && c != "/") p.push_back(c.string());
-        if (fs::is_regular_file(r.dir) && !p.empty()) p.pop_back();   // a results.json given directly
-        longest = std::max(longest, p.size());
-        parts.push_back(std::move(p));
-    }
-    for (size_t k = 1;; ++k) {
-        std::vector<std::string> labels;
-        for (const auto& p : parts) {
-            std::string l;
-            for (size_t i = p.size() > k ? p.size() - k : 0; i < p.size(); ++i) l += (l.empty() ? "" : "/") + p[i];
-            labels.push_back(l);
-        }
-        std::vector<std::string> sorted = labels;
-        std::sort(sorted.begin(), sorted.end());
-        if (std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end() || k >= longest) return labels;
-    }
-}
-
 std::string two_decimals(double v) {
     if (std::isnan(v)) return "–";
     std::ostringstream os;
@@ -72,33 +30,10 @@ std::string two_decimals(double v) {
 
 std::string write_compare_page(const std::vector<RunData>& runs, const std::string& out_dir,
                                const CompareOptions& options) {
-    if (runs.empty()) throw std::runtime_error("report: no runs to compare");
-    std::vector<Column> cols;
-    for (const RunData& run : runs) {
-        const Evaluation* e = run.evaluation(options.checkpoint);
-        if (!e)
-            throw std::runtime_error(run.dir + ": no finished evaluation" +
-                                     (options.checkpoint.empty() ? "" : " of checkpoint '" + options.checkpoint + "'") +
-                                     " to compare (expected " +
-                                     (options.checkpoint.empty() ? "results.json or eval_*/results.json"
-                                                                 : "eval_" + options.checkpoint + "/results.json") + ")");
-        if (e->results.at("classes") != runs[0].evaluation(options.checkpoint)->results.at("classes"))
-            throw std::runtime_error(e->file + ": its classes differ from the first run's; only runs on the same "
-                                               "classes can be compared");
-        cols.push_back({"", &run, e, {}, {}});
-    }
-    const std::vector<std::string> labels = distinct_labels(runs);
-    for (size_t i = 0; i < cols.size(); ++i) cols[i].label = labels[i];
-    const std::string attack = options.attack.empty() ? common_attack(cols) : options.attack;
-    for (Column& c : cols) {
-        c.clean = metrics_of(*find_evaluation(c.evaluation->results, "clean"));
-        if (!attack.empty()) {
-            const nlohmann::json* e = find_evaluation(c.evaluation->results, attack);
-            if (!e) throw std::runtime_error(c.evaluation->file + ": no evaluation named '" + attack + "' (--attack)");
-            c.robust = metrics_of(*e);
-        }
-    }
-    const auto classes = cols[0].evaluation->results.at("classes").get<std::vector<std::string>>();
+    const Comparison cmp = compare_runs(runs, options.checkpoint, options.attack);
+    const std::vector<RunColumn>& cols = cmp.columns;
+    const std::string& attack = cmp.attack;
+    const std::vector<std::string>& classes = cmp.classes;
     const std::string attack_text =
         attack.empty() ? "" : attack_description(*find_evaluation(cols[0].evaluation->results, attack));
 
@@ -106,10 +41,10 @@ std::string write_compare_page(const std::vector<RunData>& runs, const std::stri
     HtmlTable t;
     t.caption = "Runs side by side (accuracies in %, spread in points)";
     t.header = {""};
-    for (const Column& c : cols) t.header.push_back(c.label);
+    for (const RunColumn& c : cols) t.header.push_back(c.label);
     auto row = [&](const std::string& what, auto cell) {
         std::vector<std::string> r = {html_escape(what)}, cls = {""};
-        for (const Column& c : cols) {
+        for (const RunColumn& c : cols) {
             r.push_back(cell(c));
             cls.push_back("num");
         }
@@ -124,20 +59,20 @@ std::string write_compare_page(const std::vector<RunData>& runs, const std::stri
                                  : percent_cell(m.per_class_accuracy[m.worst_class]) + " (" +
                                        html_escape(classes[m.worst_class]) + ")";
     };
-    row("method", [&](const Column& c) { return field(c.evaluation->results, "method"); });
-    row("dataset", [&](const Column& c) { return field(c.evaluation->results, "dataset"); });
-    row("checkpoint", [&](const Column& c) {
+    row("method", [&](const RunColumn& c) { return field(c.evaluation->results, "method"); });
+    row("dataset", [&](const RunColumn& c) { return field(c.evaluation->results, "dataset"); });
+    row("checkpoint", [&](const RunColumn& c) {
         return html_escape(c.evaluation->checkpoint.empty() ? "(the folder's)" : c.evaluation->checkpoint);
     });
-    row("clean: average", [](const Column& c) { return percent_cell(c.clean.accuracy); });
-    row("clean: worst class", [&](const Column& c) { return worst_cell(c.clean); });
-    row("clean: spread", [](const Column& c) { return percent_cell(c.clean.spread); });
+    row("clean: average", [](const RunColumn& c) { return percent_cell(c.clean.accuracy); });
+    row("clean: worst class", [&](const RunColumn& c) { return worst_cell(c.clean); });
+    row("clean: spread", [](const RunColumn& c) { return percent_cell(c.clean.spread); });
     if (!attack.empty()) {
-        row(attack + ": average", [](const Column& c) { return percent_cell(c.robust.accuracy); });
-        row(attack + ": worst class", [&](const Column& c) { return worst_cell(c.robust); });
-        row(attack + ": spread", [](const Column& c) { return percent_cell(c.robust.spread); });
-        row(attack + ": SD", [](const Column& c) { return percent_cell(c.robust.sd); });
-        row(attack + ": mean of worst 10%", [](const Column& c) { return percent_cell(c.robust.worst10_accuracy); });
+        row(attack + ": average", [](const RunColumn& c) { return percent_cell(c.robust.accuracy); });
+        row(attack + ": worst class", [&](const RunColumn& c) { return worst_cell(c.robust); });
+        row(attack + ": spread", [](const RunColumn& c) { return percent_cell(c.robust.spread); });
+        row(attack + ": SD", [](const RunColumn& c) { return percent_cell(c.robust.sd); });
+        row(attack + ": mean of worst 10%", [](const RunColumn& c) { return percent_cell(c.robust.worst10_accuracy); });
     }
 
     // Spearman between every two runs, on the robust per-class accuracies (clean when there is no attack).
@@ -147,7 +82,7 @@ std::string write_compare_page(const std::vector<RunData>& runs, const std::stri
     sp.caption = "Spearman rank correlation of per-class " + ranked + " accuracy between runs (1: the classes rank "
                  "the same way)";
     sp.header = {""};
-    for (const Column& c : cols) sp.header.push_back(c.label);
+    for (const RunColumn& c : cols) sp.header.push_back(c.label);
     for (size_t a = 0; a < cols.size(); ++a) {
         std::vector<std::string> r = {html_escape(cols[a].label)}, cls = {""};
         for (size_t b = 0; b < cols.size(); ++b) {
@@ -163,7 +98,7 @@ std::string write_compare_page(const std::vector<RunData>& runs, const std::stri
 
     std::ostringstream body;
     body << "<h1>classwise: " << cols.size() << " runs compared</h1>\n<p>";
-    for (const Column& c : cols) body << html_escape(c.label) << ": <code>" << html_escape(c.evaluation->file) << "</code><br>\n";
+    for (const RunColumn& c : cols) body << html_escape(c.label) << ": <code>" << html_escape(c.evaluation->file) << "</code><br>\n";
     body << "</p>\n" << (attack.empty() ? "" : "<p>Robust columns: " + html_escape(attack_text) + ".</p>\n")
          << html_table(t) << html_table(sp);
 
@@ -171,10 +106,10 @@ std::string write_compare_page(const std::vector<RunData>& runs, const std::stri
     HtmlTable pc;
     pc.caption = "Per class (%): clean / " + (attack.empty() ? std::string("–") : attack) + " accuracy of each run";
     pc.header = {"class"};
-    for (const Column& c : cols) pc.header.push_back(c.label);
+    for (const RunColumn& c : cols) pc.header.push_back(c.label);
     for (size_t k = 0; k < classes.size(); ++k) {
         std::vector<std::string> r = {html_escape(classes[k])}, cls = {""};
-        for (const Column& c : cols) {
+        for (const RunColumn& c : cols) {
             r.push_back(percent_cell(c.clean.per_class_accuracy[k]) +
                         (attack.empty() ? "" : " / " + percent_cell(c.robust.per_class_accuracy[k])));
             cls.push_back(std::string("num") + (!attack.empty() && static_cast<int>(k) == c.robust.worst_class ? " worst" : ""));
@@ -188,7 +123,7 @@ std::string write_compare_page(const std::vector<RunData>& runs, const std::stri
         std::vector<Figure> figs;
         auto bars = [&](const std::string& name, const std::string& which, bool robust) {
             BarChart chart{name, "", which + " accuracy (%)", classes, {}, false, 105, -1, true};
-            for (const Column& c : cols) {
+            for (const RunColumn& c : cols) {
                 std::vector<double> v = robust ? c.robust.per_class_accuracy : c.clean.per_class_accuracy;
                 for (double& x : v) x *= 100;
                 chart.series.push_back({c.label, v});
@@ -201,7 +136,7 @@ std::string write_compare_page(const std::vector<RunData>& runs, const std::stri
         bars("compare_clean", "clean", false);
         if (cols.size() > 1) {
             std::vector<std::string> labels;
-            for (const Column& c : cols) labels.push_back(c.label);
+            for (const RunColumn& c : cols) labels.push_back(c.label);
             figs.push_back(heatmap_figure({"compare_spearman",
                                            "Spearman's rho of the per-class " + ranked + " accuracies between runs.",
                                            "run", "run", "Spearman's rho", labels, labels, rho, -1, 1, true, "%.2f"}));
