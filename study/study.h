@@ -1,0 +1,46 @@
+#pragma once
+// A study: several training runs ("arms", one per method or setting) on the same data, each a whole job
+// (train/job.h) in its own folder, then compared class by class. The experiment binaries are studies whose arms
+// follow a paper's protocol; the study gives them the rest once: running the arms in order, --resume (a finished
+// arm is skipped, a half-done one continues), the comparison page and the Markdown table.
+//
+//   <out>/<arm>/...            every arm's files (train/job.h), its report.html included
+//   <out>/compare.html         the arms side by side (report/compare_page.h), figures in <out>/figures/
+//   <out>/summary.md           the table printed at the end (report/comparison.h), with the study's title
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli/common_flags.h"
+#include "train/job.h"
+
+namespace cw::study {
+
+struct Arm {
+    std::string name;         // folder and column name
+    train::JobConfig job;     // the arm's job; its common flags (out, resume, seed, device, data dir) come from the study
+};
+
+struct Study {
+    std::string title;
+    std::vector<Arm> arms;
+    std::string checkpoint = "last";   // the evaluation compared (the papers report the last epoch)
+    std::string attack;                // the robust column; empty: the first attack all arms share
+};
+
+// The arms' job template: every arm starts as a copy of `base` with its method (and name) set.
+Arm arm(const std::string& name, const train::JobConfig& base, const std::string& method);
+
+// A comma-separated list of methods: one arm each, named after the method. Throws naming `flag` on an unknown
+// method or a repeated one.
+std::vector<Arm> arms_for_methods(const std::string& flag, const std::string& methods, const train::JobConfig& base);
+
+// True when the arm's every final evaluation has its results.json (a --resume skips it).
+bool arm_finished(const Arm& arm, const std::string& arm_dir);
+
+// Runs the study: each arm into <common.out>/<arm.name>/ with the study's common flags, then the comparison.
+// Returns 0, or the exit code of an arm interrupted by a signal (its state is saved: rerun with --resume).
+int run_study(const Study& study, const cli::CommonFlags& common, std::ostream& out);
+
+}  // namespace cw::study

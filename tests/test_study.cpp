@@ -1,0 +1,98 @@
+// A study (study/study.h: the experiment binaries' arms run in turn, then compared) on a few hundred real
+// Fashion-MNIST images: every arm's results, the comparison page and summary; --resume skips finished arms and
+// gives the same summary; bad method lists are one line naming the flag. Skips without dataset-fashion-mnist.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <sstream>
+
+#include "datasets/registry.h"
+#include "eval/atomic_file.h"
+#include "study/study.h"
+#include "tests/skip.h"
+#include "tests/test_nn_util.h"
+
+using namespace cw;
+namespace fs = std::filesystem;
+
+namespace {
+train::JobConfig tiny_base(const std::string& out) {
+    train::JobConfig job;
+    job.experiment = "study_test";
+    job.common.out = out;
+    job.common.epochs = 1;
+    job.common.seed = 3;
+    job.data.dataset = "fashion-mnist";
+    job.data.classes = "top:3";
+    job.data.train_n = 120;
+    job.data.eval_n = 60;
+    job.data.batch_size = 40;
+    job.method_options.steps = 2;
+    job.trainer.eval_steps = 2;
+    job.final_attacks = "fgsm";
+    job.final_checkpoints = "last";
+    return job;
+}
+std::string summary_table(const std::string& md) {   // the table, without the wall time line
+    return md.substr(0, md.find("\nWall time"));
+}
+}  // namespace
+
+TEST_CASE("study: arms from a method list, bad lists named", "[study]") {
+    const train::JobConfig base = tiny_base("/tmp/unused");
+    const auto arms = study::arms_for_methods("--methods", "natural,pgd_at", base);
+    REQUIRE(arms.size() == 2);
+    REQUIRE(arms[1].name == "pgd_at");
+    REQUIRE(arms[1].job.method == "pgd_at");
+    REQUIRE(arms[1].job.data.train_n == 120);
+    REQUIRE_THROWS_WITH(study::arms_for_methods("--methods", "natural,nope", base), "--methods: unknown method 'nope'");
+    REQUIRE_THROWS_WITH(study::arms_for_methods("--methods", "pgd_at,pgd_at", base),
+                        "--methods: method 'pgd_at' is listed twice");
+    REQUIRE_THROWS_WITH(study::arms_for_methods("--methods", "", base), "--methods: no methods given");
+}
+
+TEST_CASE("study: two arms trained, audited and compared; --resume skips the finished ones", "[study]") {
+    try {
+        data::load_dataset("fashion-mnist", "test", "");
+    } catch (const std::exception& e) {
+        CW_SKIP(std::string("no Fashion-MNIST: ") + e.what());
+    }
+    cw_nn_test::ScratchDir dir;
+    const std::string out = (dir.path / "study").string();
+    train::JobConfig base = tiny_base(out);
+    study::Study s;
+    s.title = "tiny";
+    s.arms = study::arms_for_methods("--methods", "natural,pgd_at", base);
+    std::ostringstream log;
+    REQUIRE(study::run_study(s, base.common, log) == 0);
+    for (const char* arm : {"natural", "pgd_at"}) {
+        REQUIRE(fs::exists(fs::path(out) / arm / "eval_last/results.json"));
+        REQUIRE(fs::exists(fs::path(out) / arm / "report.html"));
+        REQUIRE(study::arm_finished(s.arms[0], (fs::path(out) / arm).string()));
+    }
+    const std::string page = eval::read_file_text((fs::path(out) / "compare.html").string());
+    REQUIRE(page.find("<th>natural</th>") != std::string::npos);
+    REQUIRE(page.find("<th>pgd_at</th>") != std::string::npos);
+    const std::string md = eval::read_file_text((fs::path(out) / "summary.md").string());
+    REQUIRE(md.find("| natural |") != std::string::npos);
+    REQUIRE(md.find("| pgd_at |") != std::string::npos);
+    REQUIRE(md.find("fgsm worst") != std::string::npos);
+    REQUIRE(log.str().find("== run 2/2: pgd_at (pgd_at)") != std::string::npos);
+
+    cli::CommonFlags again = base.common;
+    again.resume = true;
+    std::ostringstream log2;
+    REQUIRE(study::run_study(s, again, log2) == 0);
+    REQUIRE(log2.str().find("natural finished before; skipped") != std::string::npos);
+    REQUIRE(log2.str().find("pgd_at finished before; skipped") != std::string::npos);
+    REQUIRE(log2.str().find("epoch 1/") == std::string::npos);   // nothing trained again
+    REQUIRE(summary_table(eval::read_file_text((fs::path(out) / "summary.md").string())) == summary_table(md));
+
+    // Half done: the second arm's results gone — only it runs again.
+    fs::remove_all(fs::path(out) / "pgd_at" / "eval_last");
+    std::ostringstream log3;
+    REQUIRE(study::run_study(s, again, log3) == 0);
+    REQUIRE(log3.str().find("natural finished before; skipped") != std::string::npos);
+    REQUIRE(log3.str().find("== run 2/2: pgd_at (pgd_at)") != std::string::npos);
+    REQUIRE(summary_table(eval::read_file_text((fs::path(out) / "summary.md").string())) == summary_table(md));
+}
