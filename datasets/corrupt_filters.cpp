@@ -106,17 +106,20 @@ Plane gaussian_filter(const Plane& p, double sigma, Border border, double trunca
 }
 
 Plane correlate(const Plane& p, const std::vector<double>& kernel, int kh, int kw, Border border) {
-    const int ry = kh / 2, rx = kw / 2;
+    // Only the non-zero taps, in row-major order (scipy skips zero weights too): defocus's 17x17 disk has a few.
+    struct Tap {
+        int dy, dx;
+        double w;
+    };
+    std::vector<Tap> taps;
+    for (int i = 0; i < kh; ++i)
+        for (int j = 0; j < kw; ++j)
+            if (kernel[size_t(i) * kw + j] != 0.0) taps.push_back({i - kh / 2, j - kw / 2, kernel[size_t(i) * kw + j]});
     Plane out(p.h, p.w);
     for (int y = 0; y < p.h; ++y)
         for (int x = 0; x < p.w; ++x) {
             double acc = 0.0;
-            for (int i = 0; i < kh; ++i) {
-                const int sy = fold(y + i - ry, p.h, border);
-                for (int j = 0; j < kw; ++j)
-                    if (kernel[size_t(i) * kw + j] != 0.0)
-                        acc += p.at(sy, fold(x + j - rx, p.w, border)) * kernel[size_t(i) * kw + j];
-            }
+            for (const Tap& t : taps) acc += p.at(fold(y + t.dy, p.h, border), fold(x + t.dx, p.w, border)) * t.w;
             out.at(y, x) = acc;
         }
     return out;
