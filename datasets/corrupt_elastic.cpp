@@ -128,7 +128,8 @@ ChwImage elastic_transform(const ChwImage& x, int s, const CorruptionField& f) {
     const double jitter = size * kElastic[s - 1].affine;
     const auto& u = f.get("elastic_transform", "affine", 6);
     // Three points around the centre (the script's, in float32), each moved by uniform(-jitter, jitter).
-    const float cx = float(w / 2), cy = float(h / 2), sq = float(size / 3);
+    // (An image under 3 pixels would put all three points on one; the script never sees one, we take 1.)
+    const float cx = float(w / 2), cy = float(h / 2), sq = float(std::max(1, size / 3));
     const float from[3][2] = {{cx + sq, cy + sq}, {cx + sq, cy - sq}, {cx - sq, cy - sq}};
     double src[3][2], dst[3][2];
     for (int i = 0; i < 3; ++i)

@@ -61,6 +61,6 @@ Plane motion_blur(const Plane& p, double radius, double sigma, double angle_degr
 // `uniforms` are its draws in [0, 1), in its order; plasma_draws(n) of them.
 Plane plasma_fractal(int n, double wibble_decay, const std::vector<float>& uniforms);
 size_t plasma_draws(int n);
-int plasma_size(int height, int width);  // the smallest power of two >= both
+int plasma_size(int height, int width);  // the smallest power of two >= both, and >= 2
 
 }  // namespace cw::data::corruption

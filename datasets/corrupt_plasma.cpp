@@ -8,7 +8,7 @@
 namespace cw::data::corruption {
 
 int plasma_size(int height, int width) {
-    int n = 1;
+    int n = 2;  // at least one diamond-square step, so that even a 1x1 image gets a map with a range
     while (n < std::max(height, width)) n *= 2;
     return n;
 }
@@ -58,7 +58,7 @@ Plane plasma_fractal(int n, double wibble_decay, const std::vector<float>& unifo
     }
     const auto [lo, hi] = std::minmax_element(m.v.begin(), m.v.end());
     const double low = *lo, range = *hi - *lo;
-    for (double& v : m.v) v = (v - low) / range;
+    for (double& v : m.v) v = range > 0 ? (v - low) / range : 0.0;
     return m;
 }
 

@@ -55,7 +55,7 @@ TEST_CASE("corruptions: the 19 names are CIFAR-10-C's files, in their order", "[
 }
 
 TEST_CASE("corruptions: any size and channel count keeps its shape and stays in [0, 1]", "[corruptions]") {
-    const int shapes[][3] = {{3, 32, 32}, {1, 24, 20}, {3, 17, 29}, {4, 16, 16}, {2, 9, 40}};
+    const int shapes[][3] = {{3, 32, 32}, {1, 24, 20}, {3, 17, 29}, {4, 16, 16}, {2, 9, 40}, {3, 2, 3}, {1, 1, 1}, {3, 1, 5}};
     for (const auto& name : corruption_names())
         for (const auto& s : shapes)
             for (int severity = 1; severity <= 5; ++severity) {

@@ -225,7 +225,7 @@ def zoom_blur(x, s, f):
 
 # ---- weather ----------------------------------------------------------------------------------------------
 def plasma_size(h, w):
-    n = 1
+    n = 2
     while n < max(h, w):
         n *= 2
     return n
@@ -548,7 +548,7 @@ def elastic_transform(x, s, f):
     size = min(h, w)  # the script's IMSIZE (32): constants are fractions of the shorter side
     alpha, sigma, affine = (size * v for v in ELASTIC[s - 1])
     x = x.astype(np.float32)
-    cx, cy, sq = np.float32(w // 2), np.float32(h // 2), np.float32(size // 3)
+    cx, cy, sq = np.float32(w // 2), np.float32(h // 2), np.float32(max(1, size // 3))
     pts1 = np.array([[cx + sq, cy + sq], [cx + sq, cy - sq], [cx - sq, cy - sq]], np.float32)
     pts2 = pts1 + (-affine + (2 * affine) * f['affine'].astype(np.float64)).astype(np.float32)
     x = cv_warp_affine(x, cv_affine_from_points(pts1.astype(np.float64), pts2.astype(np.float64)))
