@@ -107,6 +107,7 @@ void to_uint8(const ChwImage& image, uint8_t* chw) {
 
 Dataset corrupted(const Dataset& d, const std::string& name, int severity, uint64_t seed) {
     check_corruption(name, severity);
+    d.check();
     Dataset out = d;
     out.name = d.name + "/" + name + ":" + std::to_string(severity);
     parallel_for(d.size(), [&](int64_t i) {

@@ -41,8 +41,8 @@ struct CorruptionField {
 const std::vector<std::string>& corruption_names();
 bool is_corruption(const std::string& name);
 
-// Throw DataError, one line naming the bad value, for an unknown name, a severity outside 1..5, or an image whose
-// shape is empty or does not match its pixels.
+// Throws DataError, one line naming the bad value, for an unknown name or a severity outside 1..5. (The functions
+// below also reject an image whose shape is empty or does not match its pixels.)
 void check_corruption(const std::string& name, int severity);
 
 CorruptionField draw_corruption_field(const std::string& name, int severity, int channels, int height, int width,

@@ -13,18 +13,19 @@ difference of each (docs/corruptions.md quotes them).
 Written from the script's semantics, not its code. Where make_cifar_c.py calls OpenCV or ImageMagick (which our
 C++ cannot use) this file re-implements the call in numpy the way the C++ does, and --check-originals shows how
 close that is. Where we substitute on purpose (frost's photographs; see docs/corruptions.md) this file implements
-the same substitute. Everything else is the script's own library call (skimage gaussian/rgb2hsv/hsv2rgb/
-random_noise, scipy zoom/map_coordinates, PIL resize and JPEG).
+the same substitute. Everything else calls what the script calls (skimage gaussian/rgb2hsv/hsv2rgb, scipy
+zoom/map_coordinates, PIL resize and JPEG), with the random draws fed in as fields: the Poisson count through
+scipy.stats.poisson.ppf of a uniform, salt and pepper by skimage 0.19's random_noise rule (checked against it).
 
 Conventions of the files (all little-endian .npy):
   images.npy          float32 [4, 3, 32, 32]  the inputs, CHW, exact multiples of 1/255: a colour gradient, flat
                       shapes with hard edges, a fine checkerboard with a ramp, and CIFAR-10 test image 0 (a cat).
   gray.npy            float32 [1, 24, 20]     one non-square grayscale input (shapes + ramp).
-  <name>/s<k>.npy     float32 [C, H, W]       expected output of corruption <name> at severity k on input
-                      (k-th name + k) mod 4, clipped to [0, 1],
+  <name>/s<k>.npy     float32 [C, H, W]       expected output of corruption <name> at severity k on image
+                      (i + k) mod 4, i the name's index in CORRUPTIONS, clipped to [0, 1],
                       NOT quantised to uint8 (the script's final np.uint8 is the Dataset-level step).
   <name>/s<k>_<field>.npy                     the random field arrays that output used (layouts: see manifest).
-  <name>/gray.npy, <name>/gray_<field>.npy    the same for gray.npy, at severity (k mod 5) + 1 for the k-th name.
+  <name>/gray.npy, <name>/gray_<field>.npy    the same for gray.npy, at severity (i mod 5) + 1.
   manifest.txt        one line per case: `<name> <severity> <input> <field>:<shape> ...` where input is
                       `image:<i>` or `gray`.
 Random fields (float32; names as in datasets/corruptions.h):
