@@ -57,10 +57,15 @@ Figure line_figure(const LineChart& chart) {
         gp << "plot ";
         for (size_t s = 0; s < chart.lines.size(); ++s) {
             const bool thick = static_cast<int>(s) == chart.emphasised;
-            gp << (s ? ", \\\n     ''" : file) << " using 1:" << s + 2 << " with linespoints title "
-               << gp_string(chart.lines[s].label) << " lw " << (thick ? 3 : 1.5) << " pt 7 ps "
-               << (thick ? 0.7 : 0.45) << " lc rgb '" << (thick ? std::string("#000000") : class_colour(s)) << "'"
-               << (thick ? "" : " dt 1");
+            const std::string style = s < chart.style.size() ? chart.style[s] : "linespoints";
+            const size_t slot = s < chart.colour_slot.size() ? static_cast<size_t>(chart.colour_slot[s]) : s;
+            gp << (s ? ", \\\n     ''" : file) << " using 1:" << s + 2 << " with " << style << " title "
+               << gp_string(chart.lines[s].label);
+            if (style != "points") gp << " lw " << (thick ? 3 : 1.5);
+            if (style == "points") gp << " pt 6 ps 1.2";   // open circles: the curve stays visible through them
+            if (style == "linespoints") gp << " pt 7 ps " << (thick ? 0.7 : 0.45);
+            gp << " lc rgb '" << (thick ? std::string("#000000") : class_colour(slot)) << "'"
+               << (thick || style == "points" ? "" : " dt 1");
         }
     }
     gp << "\n";
