@@ -206,8 +206,8 @@ std::vector<Figure> step_figures(const CsvTable& steps, const std::vector<std::s
         cosine[step][static_cast<size_t>(k)] = csv_number(r[c_cos], source);
     }
     LineChart shares{"steps_loss_share", "", "audited step (optimiser steps before it)", "share of the batch loss (%)",
-                     step_ids, {}, -1, true};
-    LineChart cos{"steps_cosine", "", "audited step", "cos(g_k, g)", step_ids, {}, -1, false};
+                     step_ids, {}, -1, true, {}, {}};
+    LineChart cos{"steps_cosine", "", "audited step", "cos(g_k, g)", step_ids, {}, -1, false, {}, {}};
     for (size_t k = 0; k < C; ++k) {
         Series s{classes[k], {}}, c{classes[k], {}};
         for (double st : step_ids) {
