@@ -30,7 +30,8 @@ std::string two_decimals(double v) {
 
 std::string write_compare_page(const std::vector<RunData>& runs, const std::string& out_dir,
                                const CompareOptions& options) {
-    const Comparison cmp = compare_runs(runs, options.checkpoint, options.attack);
+    const Comparison cmp = options.checkpoints.empty() ? compare_runs(runs, options.checkpoint, options.attack)
+                                                       : compare_runs(runs, options.checkpoints, options.attack);
     const std::vector<RunColumn>& cols = cmp.columns;
     const std::string& attack = cmp.attack;
     const std::vector<std::string>& classes = cmp.classes;

@@ -11,6 +11,7 @@ namespace cw::report {
 
 struct CompareOptions {
     std::string checkpoint;   // which evaluation of each run ("last", "best_robust"); empty: each run's first
+    std::vector<std::string> checkpoints;   // one per run instead (a study's weight-averaged arms: "ema_last")
     std::string attack;       // the robust column; empty: the first attack every run was evaluated under
     bool figures = true;
 };

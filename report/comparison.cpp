@@ -64,9 +64,17 @@ double bottom3(const std::vector<double>& acc) {
 }  // namespace
 
 Comparison compare_runs(const std::vector<RunData>& runs, const std::string& checkpoint, const std::string& attack) {
+    return compare_runs(runs, std::vector<std::string>(runs.size(), checkpoint), attack);
+}
+
+Comparison compare_runs(const std::vector<RunData>& runs, const std::vector<std::string>& checkpoints,
+                        const std::string& attack) {
+    if (checkpoints.size() != runs.size()) throw std::invalid_argument("compare_runs: one checkpoint per run");
     if (runs.empty()) throw std::runtime_error("report: no runs to compare");
     std::vector<RunColumn> cols;
-    for (const RunData& run : runs) {
+    for (size_t r = 0; r < runs.size(); ++r) {
+        const RunData& run = runs[r];
+        const std::string& checkpoint = checkpoints[r];
         const Evaluation* e = run.evaluation(checkpoint);
         if (!e)
             throw std::runtime_error(run.dir + ": no finished evaluation" +
@@ -74,7 +82,7 @@ Comparison compare_runs(const std::vector<RunData>& runs, const std::string& che
                                      " to compare (expected " +
                                      (checkpoint.empty() ? "results.json or eval_*/results.json"
                                                                  : "eval_" + checkpoint + "/results.json") + ")");
-        if (e->results.at("classes") != runs[0].evaluation(checkpoint)->results.at("classes"))
+        if (!cols.empty() && e->results.at("classes") != cols.front().evaluation->results.at("classes"))
             throw std::runtime_error(e->file + ": its classes differ from the first run's; only runs on the same "
                                                "classes can be compared");
         cols.push_back({"", &run, e, {}, {}});
@@ -104,15 +112,23 @@ std::string markdown_table(const Comparison& c) {
     };
     const bool robust = !c.attack.empty();
     std::ostringstream os;
-    os << "| run | clean | clean worst | clean bottom 3 |";
-    if (robust) os << " " << c.attack << " | " << c.attack << " worst | " << c.attack << " bottom 3 | " << c.attack << " spread |";
-    os << "\n|---|---|---|---|" << (robust ? "---|---|---|---|" : "") << "\n";
+    const bool worst10 = c.classes.size() >= 20;
+    os << "| run | clean | clean worst | clean bottom 3 |" << (worst10 ? " clean worst 10% |" : "");
+    if (robust)
+        os << " " << c.attack << " | " << c.attack << " worst | " << c.attack << " bottom 3 | " << c.attack
+           << " spread |" << (worst10 ? " " + c.attack + " worst 10% |" : "");
+    const int columns = 4 + worst10 + (robust ? 4 + worst10 : 0);
+    os << "\n|";
+    for (int i = 0; i < columns; ++i) os << "---|";
+    os << "\n";
     for (const RunColumn& col : c.columns) {
         os << "| " << col.label << " | " << percent_cell(col.clean.accuracy) << " | " << worst(col.clean) << " | "
-           << percent_cell(bottom3(col.clean.per_class_accuracy)) << " |";
+           << percent_cell(bottom3(col.clean.per_class_accuracy)) << " |"
+           << (worst10 ? " " + percent_cell(col.clean.worst10_accuracy) + " |" : "");
         if (robust)
             os << " " << percent_cell(col.robust.accuracy) << " | " << worst(col.robust) << " | "
-               << percent_cell(bottom3(col.robust.per_class_accuracy)) << " | " << percent_cell(col.robust.spread) << " |";
+               << percent_cell(bottom3(col.robust.per_class_accuracy)) << " | " << percent_cell(col.robust.spread) << " |"
+               << (worst10 ? " " + percent_cell(col.robust.worst10_accuracy) + " |" : "");
         os << "\n";
     }
     return os.str();

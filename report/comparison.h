@@ -26,9 +26,14 @@ struct Comparison {
 // Throws std::runtime_error naming the run or file when a run lacks the evaluation or the attack, or its classes
 // differ from the first run's.
 Comparison compare_runs(const std::vector<RunData>& runs, const std::string& checkpoint, const std::string& attack);
+// The same with one checkpoint per run (a weight-averaged run is compared by its "ema_last" beside the others'
+// "last").
+Comparison compare_runs(const std::vector<RunData>& runs, const std::vector<std::string>& checkpoints,
+                        const std::string& attack);
 
-// One row per run: clean and robust average, worst class (name), bottom-3 mean, spread — accuracies in %, one
-// decimal (the papers' convention). GitHub-flavoured Markdown.
+// One row per run: clean and robust average, worst class (name), bottom-3 mean, spread, and with 20 classes or
+// more the mean of the worst 10% (FAIR-TAT's CIFAR-100 "worst class") — accuracies in %, one decimal (the papers'
+// convention). GitHub-flavoured Markdown.
 std::string markdown_table(const Comparison& c);
 
 }  // namespace cw::report

@@ -1,11 +1,14 @@
 #include "study/study.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iomanip>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
+#include "engine/device.h"
 #include "eval/atomic_file.h"
 #include "report/compare_page.h"
 #include "report/comparison.h"
@@ -40,9 +43,73 @@ std::vector<Arm> arms_for_methods(const std::string& flag, const std::string& me
 bool arm_finished(const Arm& a, const std::string& arm_dir) {
     const auto checkpoints = cli::split_list(a.job.final_checkpoints);
     if (checkpoints.empty()) return false;
-    for (const std::string& c : checkpoints)
-        if (!fs::exists(fs::path(arm_dir) / ("eval_" + c) / "results.json")) return false;
+    // A checkpoint the run never wrote (an averaged model FAWA admitted no epoch to) was skipped by the job.
+    const bool last_done = fs::exists(fs::path(arm_dir) / "eval_last" / "results.json");
+    for (const std::string& c : checkpoints) {
+        if (fs::exists(fs::path(arm_dir) / ("eval_" + c) / "results.json")) continue;
+        if (last_done && !fs::exists(fs::path(arm_dir) / (c + ".safetensors"))) continue;
+        return false;
+    }
     return true;
+}
+
+namespace {
+std::string duration_text(double s) {
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(1);
+    if (s < 120) os << s << " s";
+    else if (s < 7200) os << s / 60 << " min";
+    else if (s < 3 * 86400) os << s / 3600 << " h";
+    else os << s / 86400 << " days";
+    return os.str();
+}
+}  // namespace
+
+double estimate_training_seconds(const Study& study, const cli::CommonFlags& common, std::ostream& out) {
+    const auto probe_arm = std::find_if(study.arms.begin(), study.arms.end(),
+                                        [](const Arm& a) { return a.job.method != "natural"; });
+    const Arm& probe = probe_arm == study.arms.end() ? study.arms.front() : *probe_arm;
+    // Three optimiser steps in a scratch folder; the first pays for allocation and caches, so the estimate uses
+    // the time between the ends of steps 1 and 3.
+    const fs::path scratch = fs::path(common.out) / ".estimate";
+    train::JobConfig job = probe.job;
+    job.common = common;
+    job.common.out = scratch.string();
+    job.common.resume = false;
+    job.final_checkpoints = "";
+    std::vector<std::chrono::steady_clock::time_point> ends;
+    job.trainer.after_step = [&](int64_t) { ends.push_back(std::chrono::steady_clock::now()); };
+    job.trainer.interrupt_after_steps = 3;
+    std::ostringstream quiet;
+    try {
+        train::run_job(job, quiet);
+    } catch (const std::exception& e) {
+        fs::remove_all(scratch);
+        throw;
+    }
+    fs::remove_all(scratch);
+    if (ends.size() < 3) return 0;
+    const double per_step = std::chrono::duration<double>(ends[2] - ends[0]).count() / 2;
+    // Batches per epoch from the probe's own log line "... N epochs of B batches of S".
+    const std::string log = quiet.str();
+    const size_t at = log.find(" batches of ");
+    double batches = 0;
+    if (at != std::string::npos) {
+        const size_t start = log.rfind(" of ", at - 1);
+        if (start != std::string::npos) batches = std::atof(log.substr(start + 4, at - start - 4).c_str());
+    }
+    if (batches <= 0) return 0;
+    double total = 0;
+    const double adversarial_steps = probe.job.method_options.steps + 1;
+    for (const Arm& a : study.arms) {
+        const double cost = a.job.method == "natural" ? 1.0 / adversarial_steps : 1.0;
+        total += per_step * cost * batches * static_cast<double>(a.job.common.epochs);
+    }
+    out << "estimate: one " << probe.job.method << " step takes " << std::fixed << std::setprecision(2) << per_step
+        << " s here, so training the " << study.arms.size() << " runs (" << std::setprecision(0) << batches << " batches per epoch) takes about "
+        << duration_text(total) << " on this machine, evaluations on top. On a GPU it is far less; --quick runs the "
+        << "same protocol on a small real subset in minutes.\n";
+    return total;
 }
 
 int run_study(const Study& study, const cli::CommonFlags& common, std::ostream& out) {
@@ -52,6 +119,8 @@ int run_study(const Study& study, const cli::CommonFlags& common, std::ostream& 
         if (!names.insert(a.name).second) throw std::invalid_argument("study: two arms named '" + a.name + "'");
     const auto t0 = std::chrono::steady_clock::now();
     out << "== " << study.title << ": " << study.arms.size() << " runs into " << common.out << "\n";
+    if (!common.quick && !common.resume && resolve_device(common.device, false).is_cpu())
+        estimate_training_seconds(study, common, out);
     std::vector<std::string> dirs;
     for (size_t i = 0; i < study.arms.size(); ++i) {
         Arm a = study.arms[i];
@@ -74,8 +143,20 @@ int run_study(const Study& study, const cli::CommonFlags& common, std::ostream& 
     }
 
     std::vector<report::RunData> runs;
-    for (const std::string& d : dirs) runs.push_back(report::load_run(d));
-    const report::Comparison cmp = report::compare_runs(runs, study.checkpoint, study.attack);
+    std::vector<std::string> checkpoints;
+    for (size_t i = 0; i < dirs.size(); ++i) {
+        runs.push_back(report::load_run(dirs[i]));
+        std::string checkpoint = (study.arms[i].averaged ? "ema_" : "") + study.checkpoint;
+        if (study.arms[i].averaged && !runs.back().evaluation(checkpoint)) {
+            // FAWA admits an epoch only when its worst validation class clears the threshold; a short run may
+            // admit none, and then there is no averaged model to compare.
+            out << "note: " << study.arms[i].name << " has no averaged model (" << checkpoint
+                << "); it is compared by its '" << study.checkpoint << "' checkpoint\n";
+            checkpoint = study.checkpoint;
+        }
+        checkpoints.push_back(checkpoint);
+    }
+    const report::Comparison cmp = report::compare_runs(runs, checkpoints, study.attack);
     const std::string table = report::markdown_table(cmp);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::ostringstream md;
@@ -85,7 +166,7 @@ int run_study(const Study& study, const cli::CommonFlags& common, std::ostream& 
     eval::write_file_atomic((fs::path(common.out) / "summary.md").string(), md.str());
     out << "\n" << study.title << " (" << study.checkpoint << " checkpoint):\n\n" << table << "\n";
     report::CompareOptions options;
-    options.checkpoint = study.checkpoint;
+    options.checkpoints = checkpoints;
     options.attack = cmp.attack;
     options.figures = report::gnuplot_available();
     out << "wrote " << (fs::path(common.out) / "summary.md").string() << " and "

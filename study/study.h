@@ -20,6 +20,7 @@ namespace cw::study {
 struct Arm {
     std::string name;         // folder and column name
     train::JobConfig job;     // the arm's job; its common flags (out, resume, seed, device, data dir) come from the study
+    bool averaged = false;    // weight averaging (EMA, FAWA): the arm is compared by its averaged model ("ema_<checkpoint>")
 };
 
 struct Study {
@@ -36,10 +37,17 @@ Arm arm(const std::string& name, const train::JobConfig& base, const std::string
 // method or a repeated one.
 std::vector<Arm> arms_for_methods(const std::string& flag, const std::string& methods, const train::JobConfig& base);
 
-// True when the arm's every final evaluation has its results.json (a --resume skips it).
+// True when the arm's every final evaluation has its results.json, or was skipped because the run never wrote that
+// checkpoint (a --resume skips a finished arm).
 bool arm_finished(const Arm& arm, const std::string& arm_dir);
 
-// Runs the study: each arm into <common.out>/<arm.name>/ with the study's common flags, then the comparison.
+// On a CPU a paper-scale study can take days: time a few optimiser steps of the first adversarial arm on this
+// machine and extrapolate to every arm's training (natural arms cost 1/(K+1) of it; evaluations come on top).
+// Returns the estimate in seconds (0 when nothing could be timed); prints it with the --quick alternative.
+double estimate_training_seconds(const Study& study, const cli::CommonFlags& common, std::ostream& out);
+
+// Runs the study: each arm into <common.out>/<arm.name>/ with the study's common flags, then the comparison. On a
+// CPU, unless --quick or --resume, it first prints estimate_training_seconds().
 // Returns 0, or the exit code of an arm interrupted by a signal (its state is saved: rerun with --resume).
 int run_study(const Study& study, const cli::CommonFlags& common, std::ostream& out);
 

@@ -96,3 +96,29 @@ TEST_CASE("study: two arms trained, audited and compared; --resume skips the fin
     REQUIRE(log3.str().find("== run 2/2: pgd_at (pgd_at)") != std::string::npos);
     REQUIRE(summary_table(eval::read_file_text((fs::path(out) / "summary.md").string())) == summary_table(md));
 }
+
+TEST_CASE("study: the CPU estimate times a few steps of the first adversarial arm and leaves nothing behind", "[study]") {
+    try {
+        data::load_dataset("fashion-mnist", "test", "");
+    } catch (const std::exception& e) {
+        CW_SKIP(std::string("no Fashion-MNIST: ") + e.what());
+    }
+    cw_nn_test::ScratchDir dir;
+    const std::string out = (dir.path / "est").string();
+    train::JobConfig base = tiny_base(out);
+    base.common.epochs = 4;
+    study::Study s;
+    s.title = "tiny";
+    s.arms = study::arms_for_methods("--methods", "natural,pgd_at", base);
+    std::ostringstream log;
+    const double seconds = study::estimate_training_seconds(s, base.common, log);
+    INFO(log.str());
+    REQUIRE(seconds > 0);
+    // 120 images in batches of 40: 3 batches per epoch, 4 epochs; the natural arm costs 1/(K+1) = 1/3 of pgd_at's
+    REQUIRE(log.str().find("estimate: one pgd_at step takes") != std::string::npos);
+    REQUIRE(log.str().find("(3 batches per epoch)") != std::string::npos);
+    const std::string text = log.str();
+    const double per_step = std::stod(text.substr(text.find("takes ") + 6));
+    REQUIRE(seconds == Approx(per_step * 3 * 4 * (1 + 1.0 / 3)).margin(0.005 * 3 * 4 * (1 + 1.0 / 3)));   // per_step printed to 0.01
+    REQUIRE(!fs::exists(fs::path(out) / ".estimate"));
+}
