@@ -105,8 +105,8 @@ std::string line_diff(const std::vector<std::string>& a, const std::vector<std::
     size_t i = 0, j = 0;
     while (i < n || j < m) {
         if (i < n && j < m && a[i] == b[j]) ops.push_back("  " + a[i]), ++i, ++j;
-        else if (j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j])) ops.push_back("+ " + b[j++]);
-        else ops.push_back("- " + a[i++]);
+        else if (i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1])) ops.push_back("- " + a[i++]);
+        else ops.push_back("+ " + b[j++]);
     }
     std::vector<bool> show(ops.size(), false);
     for (size_t k = 0; k < ops.size(); ++k)
