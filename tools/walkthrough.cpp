@@ -45,17 +45,23 @@ std::string fmt(const char* format, double v) {
 // Columns padded to their widest cell, two spaces apart: the tables below are read by eye.
 void print_table(const std::vector<std::vector<std::string>>& rows, std::ostream& out) {
     std::vector<size_t> width;
-    for (const auto& r : rows)
-        for (size_t j = 0; j < r.size(); ++j) width.resize(std::max(width.size(), j + 1)), width[j] = std::max(width[j], r[j].size());
     for (const auto& r : rows) {
-        std::string line = "  ";
-        for (size_t j = 0; j < r.size(); ++j) line += r[j] + (j + 1 < r.size() ? std::string(width[j] - r[j].size() + 2, ' ') : "");
+        if (width.size() < r.size()) width.resize(r.size(), 0);
+        for (size_t j = 0; j < r.size(); ++j) width[j] = std::max(width[j], r[j].size());
+    }
+    for (const auto& r : rows) {
+        std::string line = " ";
+        for (size_t j = 0; j < r.size(); ++j) {
+            line += " " + r[j];
+            if (j + 1 < r.size()) line += std::string(width[j] - r[j].size() + 1, ' ');
+        }
         out << line << "\n";
     }
 }
 
-// The loss PGD-AT differentiates (train/methods/pgd_at.cpp): Σ_i CE(f(x_i), y_i)/B, built as the trainer builds it.
-Tensor pgd_at_loss(nn::Module& model, const Tensor& x, const Tensor& y) {
+// The batch loss as the trainer builds it, Σ_i CE(f(x_i), y_i)/B (train/method.h); PGD-AT takes it at x_adv
+// (train/methods/pgd_at.cpp), the warm-up at clean images.
+Tensor batch_loss(nn::Module& model, const Tensor& x, const Tensor& y) {
     return sum(train::per_sample_mean_ce(model(x), y));
 }
 
@@ -65,7 +71,7 @@ double eval_loss(nn::Module& model, const Tensor& x, const Tensor& y) {
     NoGradGuard plain;
     const bool was_training = model.is_training();
     model.eval();
-    const double l = pgd_at_loss(model, x, y).item();
+    const double l = batch_loss(model, x, y).item();
     model.train(was_training);
     return l;
 }
@@ -136,7 +142,7 @@ int run(const Config& c, const cli::CommonFlags& common, std::ostream& out) {
         for (int64_t s = 0; s < c.warmup_steps; ++s) {
             const data::Batch b = data::make_batch(train_set, range(c.images + s * c.warmup_batch, c.warmup_batch), device);
             warm.zero_grad();
-            const Tensor loss = pgd_at_loss(*model, b.images, b.labels);
+            const Tensor loss = batch_loss(*model, b.images, b.labels);
             loss.backward();
             warm.step();
             last = loss.item();
@@ -176,7 +182,7 @@ int run(const Config& c, const cli::CommonFlags& common, std::ostream& out) {
     // (input gradients only) would otherwise fill the listing.
     TapeRecorder tape;
     sgd.zero_grad();
-    const Tensor loss = pgd_at_loss(*model, x_adv, batch.labels);
+    const Tensor loss = batch_loss(*model, x_adv, batch.labels);
     const double loss_before = loss.item();
     out << "\n2. the tape: every op the PGD-AT loss sum_i CE(f(x_adv_i), y_i)/B recorded, in order (train mode, "
            "dropout on): L = "
