@@ -167,7 +167,9 @@ std::string sgemm_thread_variance() {
     };
     for (Shape3 s : {Shape3{false, false, 64, 4096, 288}, Shape3{false, true, 64, 288, 4096},
                      Shape3{true, false, 288, 4096, 64}, Shape3{false, true, 32, 200, 1024},
-                     Shape3{false, false, 200, 1024, 32}, Shape3{false, false, 512, 512, 512}}) {
+                     Shape3{false, false, 200, 1024, 32}, Shape3{false, false, 512, 512, 512},
+                     // the small CNN's first conv: a 32 x 9 filter gradient summed over 4732 columns
+                     Shape3{false, true, 32, 9, 4732}}) {
         Tensor a = cw_test::randn({s.m * s.k}, 1, 1.f, false), b = cw_test::randn({s.k * s.n}, 2, 1.f, false);
         std::vector<std::vector<float>> results;
         for (int threads : {1, 2, 3}) {
