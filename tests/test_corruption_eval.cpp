@@ -13,10 +13,13 @@
 #include "datasets/corruptions.h"
 #include "datasets/registry.h"
 #include "eval/atomic_file.h"
+#include "eval/audit.h"
 #include "eval/corruption_eval.h"
 #include "eval/corruption_set.h"
 #include "eval/evaluator.h"
+#include "nn/checkpoint.h"
 #include "nn/layers.h"
+#include "nn/model_registry.h"
 #include "report/corruption_view.h"
 #include "report/gnuplot.h"
 #include "report/run_data.h"
@@ -366,4 +369,63 @@ TEST_CASE("train job --final-corruptions: eval_last_corruptions/results.json and
         CHECK(page.find("id=\"fig-last_corruptions_corruption_heatmap\"") != std::string::npos);
         CHECK(fs::exists(dir.path / "figures/last_corruptions_corruption_heatmap.svg"));
     }
+}
+
+namespace {
+int audit(std::vector<std::string> args, std::string& out, std::string& err) {
+    args.insert(args.begin(), "audit");
+    std::vector<const char*> argv;
+    for (const auto& a : args) argv.push_back(a.c_str());
+    std::ostringstream o, e;
+    const int rc = audit_main(static_cast<int>(argv.size()), argv.data(), o, e);
+    out = o.str();
+    err = e.str();
+    return rc;
+}
+}  // namespace
+
+TEST_CASE("audit --corruptions: bad names and severities are one line naming the flag, before any loading",
+          "[corruptions]") {
+    const std::vector<std::string> base = {"--weights", "w.safetensors", "--dataset", "mnist", "--out", "o"};
+    std::string out, err;
+    auto with = base;
+    with.insert(with.end(), {"--corruptions", "fog,fogg"});
+    CHECK(audit(with, out, err) == 1);
+    CHECK_THAT(err, Catch::StartsWith("audit: --corruptions: unknown corruption 'fogg'"));
+    CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+    with = base;
+    with.insert(with.end(), {"--corruptions", "all", "--corruption-severities", "0"});
+    CHECK(audit(with, out, err) == 1);
+    CHECK_THAT(err, Catch::StartsWith("audit: --corruption-severities:"));
+}
+
+TEST_CASE("audit --corruptions writes <out>/corruptions/results.json, on the same page as the audit",
+          "[corruptions][real-data]") {
+    try {
+        data::load_dataset("fashion-mnist", "test", "");
+    } catch (const std::exception&) {
+        CW_SKIP("Fashion-MNIST not found (apt-get install dataset-fashion-mnist)");
+    }
+    ScratchDir dir;
+    nn::ModelConfig cfg;
+    cfg.in_channels = 1;
+    cfg.input_size = 28;
+    auto model = nn::make_model("small_cnn", cfg);
+    const std::string weights = dir.file("m.safetensors");
+    nn::save_model(*model, weights, nn::checkpoint_metadata("small_cnn", cfg, {"natural", 0, 0}));
+    std::string out, err;
+    const int rc = audit({"--weights", weights, "--dataset", "fashion-mnist", "--attacks", "clean", "--n", "30",
+                          "--device", "cpu", "--corruptions", "fog,contrast", "--corruption-severities", "1,5", "--out",
+                          dir.file("audit")},
+                         out, err);
+    INFO(out << err);
+    REQUIRE(rc == 0);
+    const nlohmann::json r = report::load_results_json(dir.file("audit/corruptions/results.json"));
+    CHECK(r.at("evaluations").size() == 1 + 1 + 2 * 3);
+    CHECK(r.at("num_examples") == 30);
+    const report::RunData run = report::load_run(dir.file("audit"));
+    REQUIRE(run.evaluations.size() == 2);
+    CHECK(run.evaluations[1].checkpoint == "corruptions");
+    const std::string page = read_file_text(dir.file("audit/report.html"));
+    CHECK(page.find("<h2>Common corruptions</h2>") != std::string::npos);
 }
