@@ -22,6 +22,11 @@ const std::vector<std::string>& cifar10c_corruptions() {
 
 namespace {
 
+PathSearch cifar10c_search(const std::string& data_dir) {
+    return PathSearch("cifar10c", {join_path(data_dir, "CIFAR-10-C"), join_path(data_dir, "cifar10c/CIFAR-10-C"),
+                                   join_path(data_dir, "cifar10c")});
+}
+
 NpyHeader read_npy_header(const std::string& path) {
     const uint64_t size = file_size(path);
     // A header is a few hundred bytes; 64 KiB covers any header NumPy writes for these arrays.
@@ -37,6 +42,14 @@ NpyHeader read_npy_header(const std::string& path) {
 
 }  // namespace
 
+std::string cifar10c_file(const std::string& data_dir, const std::string& corruption) {
+    PathSearch search = cifar10c_search(data_dir);
+    const std::string images = search.find_file({corruption + ".npy"});
+    if (images.empty()) return "";
+    PathSearch labels("cifar10c", {images.substr(0, images.find_last_of('/'))});
+    return labels.find_file({"labels.npy"}).empty() ? "" : images;
+}
+
 Dataset load_cifar10c(const std::string& data_dir, const std::string& corruption, int severity) {
     const auto& known = cifar10c_corruptions();
     if (std::find(known.begin(), known.end(), corruption) == known.end()) {
@@ -46,8 +59,7 @@ Dataset load_cifar10c(const std::string& data_dir, const std::string& corruption
     }
     if (severity < 1 || severity > 5)
         throw DataError("cifar10c: severity " + std::to_string(severity) + " out of range (expected 1 to 5)");
-    PathSearch search("cifar10c", {join_path(data_dir, "CIFAR-10-C"), join_path(data_dir, "cifar10c/CIFAR-10-C"),
-                                   join_path(data_dir, "cifar10c")});
+    PathSearch search = cifar10c_search(data_dir);
     const std::string images_path = search.find_file({corruption + ".npy"});
     if (images_path.empty()) search.fail_missing(corruption + ".npy");
     const std::string folder = images_path.substr(0, images_path.find_last_of('/'));

@@ -46,5 +46,8 @@ std::vector<std::string> tiny_imagenet_class_names(const std::string& data_dir);
 // <corruption>.npy (uint8 NHWC) with labels.npy.
 Dataset load_cifar10c(const std::string& data_dir, const std::string& corruption, int severity);
 const std::vector<std::string>& cifar10c_corruptions();  // the 19 file names shipped (15 benchmark + 4 extra)
+// The <corruption>.npy load_cifar10c would read (data_dir as given, not resolved), or "" when it or the labels.npy
+// beside it is missing: lets an evaluation choose the official files without catching a loader error.
+std::string cifar10c_file(const std::string& data_dir, const std::string& corruption);
 
 }  // namespace cw::data

@@ -7,6 +7,8 @@
 #include <stdexcept>
 
 #include "cli/common_flags.h"
+#include "eval/corruption_eval.h"
+#include "eval/corruption_set.h"
 #include "eval/evaluator.h"
 #include "report/run_page.h"
 #include "attacks/registry.h"
@@ -43,6 +45,7 @@ namespace {
 struct Args {
     std::string arch, weights, dataset, split = "test", data_dir, attacks = "clean,pgd20,autoattack";
     std::string eps = "8/255", alpha = "2/255";
+    std::string corruptions, corruption_severities = "1,2,3,4,5";   // empty: no corruption evaluation
     int64_t n = -1, batch_size = 250;
     cli::CommonFlags common;   // --device --data-dir --out --seed --resume --quick --epochs (ignored: nothing trains)
 };
@@ -97,6 +100,8 @@ int run(const Args& a, std::ostream& out) {
         if (name == "clean") continue;   // always evaluated
         attacks.push_back(with_flag("--attacks", [&] { return attacks::make_attack(name, ao); }));
     }
+    const std::vector<std::string> corruptions = parse_corruption_list("--corruptions", a.corruptions);
+    const std::vector<int> severities = parse_severities("--corruption-severities", a.corruption_severities);
     const Device device = with_flag("--device", [&] { return resolve_device(a.common.device, false); });
     std::string why;
     out << "device: " << device.str()
@@ -158,6 +163,23 @@ int run(const Args& a, std::ostream& out) {
     }
     evaluate(*model, source, list, opt);
     out << "wrote " << a.common.out << "/results.json and " << a.common.out << "/records.csv" << std::endl;
+    if (!corruptions.empty()) {
+        CorruptionEvalOptions co;
+        co.info = opt.info;
+        co.corruptions = corruptions;
+        co.severities = severities;
+        co.data_dir = a.common.data_dir;
+        co.batch_size = bs;
+        co.out_dir = a.common.out + "/corruptions";
+        co.resume = a.common.resume;
+        co.log = &out;
+        co.run_key = opt.run_key;
+        std::vector<int64_t> first_n(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) first_n[static_cast<size_t>(i)] = i;
+        out << "common corruptions: " << corruptions.size() << " x " << severities.size() << " severities" << std::endl;
+        evaluate_corruptions(*model, *dataset, first_n, co);
+        out << "wrote " << co.out_dir << "/results.json and " << co.out_dir << "/records.csv" << std::endl;
+    }
     if (!opt.out_dir.empty()) report::write_run_page_after_run(opt.out_dir, out);
     return 0;
 }
@@ -182,6 +204,11 @@ int audit_main(int argc, const char* const* argv, std::ostream& out, std::ostrea
     app.add_option("--eps", a.eps, "radius, a fraction like 8/255 or a number")->capture_default_str();
     app.add_option("--alpha", a.alpha, "PGD / CW step size")->capture_default_str();
     app.add_option("--n", a.n, "evaluate the first N samples (default: all)");
+    app.add_option("--corruptions", a.corruptions,
+                   "also evaluate common corruptions into --out/corruptions/: all (19), benchmark (CIFAR-10-C's 15), "
+                   "fair-tat (FAIR-TAT's 18) or names, comma-separated (default: none)");
+    app.add_option("--corruption-severities", a.corruption_severities, "severities of --corruptions, e.g. 1,2,3,4,5 or 3")
+        ->capture_default_str();
     app.add_option("--batch-size", a.batch_size, "batch size")->capture_default_str();
     // Unknown arguments are reported before missing ones: a misspelt flag is the likelier mistake.
     app.allow_extras();

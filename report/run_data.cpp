@@ -121,8 +121,11 @@ RunData load_run(const std::string& path) {
             const bool la = a.filename() == "eval_last", lb = b.filename() == "eval_last";
             return la != lb ? la : a.filename() < b.filename();
         });
+        // audit --corruptions writes <out>/corruptions/results.json beside the audit's own
+        if (fs::exists(p / "results.json") && fs::exists(p / "corruptions" / "results.json"))
+            eval_dirs.insert(eval_dirs.begin(), p / "corruptions");
         for (const fs::path& d : eval_dirs) {
-            const std::string checkpoint = d.filename().string().substr(5);
+            const std::string checkpoint = d.filename() == "corruptions" ? "corruptions" : d.filename().string().substr(5);
             if (fs::exists(d / "results.json"))
                 run.evaluations.push_back({checkpoint, (d / "results.json").string(),
                                            load_results_json((d / "results.json").string())});

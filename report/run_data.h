@@ -3,6 +3,8 @@
 // experiment or `audit`; the report works on whatever of these it holds:
 //   results.json                     an audit (or one evaluation) — in the folder itself
 //   eval_<checkpoint>/results.json   a training run's final evaluations (last, best_robust, ...)
+//                                    (eval_<checkpoint>_corruptions/: its common-corruption evaluation)
+//   corruptions/results.json         an audit's common-corruption evaluation (audit --corruptions)
 //   history.csv, steps.csv, train_log.csv, job.json   a training run's history, step audit, epochs, configuration
 // A results.json is checked against the contract (/work/shared/spec/results_json.md) when read.
 #include <cstdint>

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "report/corruption_view.h"
 #include "report/figure_bars.h"
 #include "report/figure_heatmap.h"
 #include "report/figure_lines.h"
@@ -69,6 +70,7 @@ Figure confusion_heatmap(const std::string& name, const std::string& what, const
 }  // namespace
 
 std::vector<Figure> evaluation_figures(const nlohmann::json& results, const std::string& prefix) {
+    if (is_corruption_results(results)) return corruption_figures(results, prefix);
     const auto classes = results.at("classes").get<std::vector<std::string>>();
     const std::string where = results.value("checkpoint_label", std::string());
     std::vector<Figure> figs;

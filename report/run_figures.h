@@ -1,6 +1,6 @@
 #pragma once
 // Which figures a run gets, built from what it holds (report/run_data.h):
-//   per evaluated checkpoint: per-class clean and robust accuracy (with a worst-class marker), the same minus each
+//   per evaluated checkpoint (a corruption evaluation gets report/corruption_view.h's figures instead): per-class clean and robust accuracy (with a worst-class marker), the same minus each
 //   series' class mean (Benz et al. Figs. 1-2), CFP scores, a confusion heatmap per evaluation, the cross-class
 //   cosine similarity of mean logits where results.json has them, CIFAR-100's superclass confusion;
 //   from history.csv: per-class curves over epochs for each evaluation kept there;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "eval/atomic_file.h"
+#include "report/corruption_view.h"
 #include "report/html.h"
 #include "report/run_figures.h"
 #include "report/summary.h"
@@ -58,7 +59,8 @@ std::string run_header(const RunData& run) {
     }
     for (const Evaluation& e : run.evaluations) {
         double total = 0;
-        for (const auto& ev : e.results.at("evaluations")) total += ev.value("time_s", 0.0);
+        for (const auto& ev : e.results.at("evaluations"))
+            if (!ev.contains("pooled_over")) total += ev.value("time_s", 0.0);   // a pooled entry repeats its parts' time
         add("attack time" + (e.checkpoint.empty() ? "" : " (" + e.checkpoint + ")"), seconds_text(total));
     }
     std::string out = html_table(t);
@@ -76,13 +78,26 @@ std::string figures_html(const std::vector<Figure>& figures, const std::string& 
 std::string evaluation_section(const Evaluation& e, const std::string& out_dir, bool draw) {
     const std::string label = e.checkpoint.empty() ? "" : e.checkpoint;
     std::ostringstream os;
-    os << "<h2>Evaluation" << (label.empty() ? "" : " of the '" + html_escape(label) + "' checkpoint") << "</h2>\n";
     const auto& r = e.results;
+    if (is_corruption_results(r)) {
+        // eval_<checkpoint>_corruptions/ of a training run, corruptions/ of an audit
+        const size_t cut = label.rfind("_corruptions");
+        const std::string of = cut != std::string::npos ? label.substr(0, cut) : "";
+        os << "<h2>Common corruptions" << (of.empty() ? "" : " of the '" + html_escape(of) + "' checkpoint") << "</h2>\n";
+    } else {
+        os << "<h2>Evaluation" << (label.empty() ? "" : " of the '" + html_escape(label) + "' checkpoint") << "</h2>\n";
+    }
     os << "<p>" << html_escape(r.at("num_examples").dump()) << " " << html_escape(text(r, "split"))
        << " samples; checkpoint <code>" << html_escape(r.contains("model") ? text(r.at("model"), "checkpoint") : "")
-       << "</code>; file <code>" << html_escape(e.file) << "</code>. Robust = clean-correct and not broken "
-       << "(AutoAttack's counting).</p>\n";
+       << "</code>; file <code>" << html_escape(e.file) << "</code>. ";
+    const bool corruptions = is_corruption_results(r);
+    if (corruptions)
+        os << "Common corruptions: plain accuracy on the corrupted image (a clean-wrong sample that is right when "
+           << "corrupted counts as right, so a boundary error can be negative).</p>\n";
+    else
+        os << "Robust = clean-correct and not broken (AutoAttack's counting).</p>\n";
     os << html_table(summary_table(r)) << html_table(class_table(r));
+    if (corruptions) os << html_table(corruption_severity_table(r));
     os << figures_html(evaluation_figures(r, label.empty() ? "" : label + "_"), out_dir, draw);
     return os.str();
 }

@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "report/corruption_view.h"
 #include "report/run_data.h"
 
 namespace cw::report {
@@ -22,6 +23,14 @@ std::string points(double fraction) {   // a difference of accuracies, in percen
     os << std::fixed << std::setprecision(1) << 100.0 * fraction;
     return os.str();
 }
+// Every evaluation; for a corruption evaluation only clean and the pooled entries (the severities have their own
+// table, report/corruption_view.h).
+std::vector<const nlohmann::json*> table_entries(const nlohmann::json& results) {
+    if (is_corruption_results(results)) return corruption_table_entries(results);
+    std::vector<const nlohmann::json*> out;
+    for (const auto& e : results.at("evaluations")) out.push_back(&e);
+    return out;
+}
 }  // namespace
 
 HtmlTable summary_table(const nlohmann::json& results) {
@@ -30,7 +39,8 @@ HtmlTable summary_table(const nlohmann::json& results) {
     t.caption = "Summary (accuracies in %, spread and SD in points)";
     t.header = {"evaluation", "accuracy", "worst class", "worst", "best class", "best", "spread", "SD",
                 "mean of worst 10%"};
-    for (const auto& e : results.at("evaluations")) {
+    for (const nlohmann::json* entry : table_entries(results)) {
+        const nlohmann::json& e = *entry;
         const fairness::ClassMetrics m = metrics_of(e);
         t.rows.push_back({html_escape(e.at("name").get<std::string>()), percent_cell(m.accuracy),
                           html_escape(class_name(classes, m.worst_class)),
@@ -48,17 +58,23 @@ HtmlTable class_table(const nlohmann::json& results) {
     const size_t C = classes.size();
     std::vector<fairness::ClassMetrics> m;
     std::vector<std::string> names;
-    for (const auto& e : results.at("evaluations")) {
-        m.push_back(metrics_of(e));
-        names.push_back(e.at("name"));
+    for (const nlohmann::json* e : table_entries(results)) {
+        m.push_back(metrics_of(*e));
+        names.push_back(e->at("name"));
     }
+    // Twenty-odd corruptions: accuracies only (boundary errors and CFPs stay in results.json).
+    const bool accuracy_only = is_corruption_results(results);
     HtmlTable t;
-    t.caption = "Per class (%): accuracy, boundary error (clean − robust) and CFP; red: the worst class of a column, "
-                "green: the best";
+    t.caption = accuracy_only ? "Per class (%): accuracy clean and under each corruption, severities pooled (plain "
+                                "accuracy on the corrupted images); red: the worst class of a column, green: the best"
+                              : "Per class (%): accuracy, boundary error (clean − robust) and CFP; red: the worst "
+                                "class of a column, green: the best";
     t.header = {"class", "N"};
     for (const auto& n : names) t.header.push_back(n + " acc");
-    for (size_t a = 1; a < names.size(); ++a) t.header.push_back(names[a] + " bdy");
-    for (const auto& n : names) t.header.push_back(n + " CFP");
+    if (!accuracy_only) {
+        for (size_t a = 1; a < names.size(); ++a) t.header.push_back(names[a] + " bdy");
+        for (const auto& n : names) t.header.push_back(n + " CFP");
+    }
     for (size_t k = 0; k < C; ++k) {
         std::vector<std::string> row = {html_escape(classes[k]), std::to_string(m[0].class_counts[k])};
         std::vector<std::string> cls = {"", "num"};
@@ -67,12 +83,12 @@ HtmlTable class_table(const nlohmann::json& results) {
             cls.push_back(std::string("num") + (static_cast<int>(k) == x.worst_class ? " worst" : "") +
                           (static_cast<int>(k) == x.best_class ? " best" : ""));
         }
-        for (size_t a = 1; a < m.size(); ++a) {
+        for (size_t a = 1; !accuracy_only && a < m.size(); ++a) {
             row.push_back(points(m[0].per_class_accuracy[k] - m[a].per_class_accuracy[k]));
             cls.push_back("num");
         }
-        for (const auto& x : m) {
-            row.push_back(percent_cell(x.cfp[k]));
+        for (size_t a = 0; !accuracy_only && a < m.size(); ++a) {
+            row.push_back(percent_cell(m[a].cfp[k]));
             cls.push_back("num");
         }
         t.rows.push_back(std::move(row));

@@ -18,6 +18,8 @@
 #include "eval/atomic_file.h"
 #include "report/run_page.h"
 #include "eval/audit.h"
+#include "eval/corruption_eval.h"
+#include "eval/corruption_set.h"
 #include "eval/evaluator.h"
 #include "nn/checkpoint.h"
 #include "nn/model_registry.h"
@@ -185,6 +187,11 @@ void add_job_flags(CLI::App& app, JobConfig& job) {
     app.add_option("--final-checkpoints", job.final_checkpoints,
                    "checkpoints evaluated at the end: last, best_robust (Rice), best_fair (CFA), ema_last, ema_best_robust, ema_best_fair")
         ->capture_default_str();
+    app.add_option("--final-corruptions", job.final_corruptions,
+                   "common corruptions for each final checkpoint, into eval_<checkpoint>_corruptions/: all (19), "
+                   "benchmark (CIFAR-10-C's 15), fair-tat (FAIR-TAT's 18) or names, comma-separated (default: off)");
+    app.add_option("--corruption-severities", job.corruption_severities, "severities of --final-corruptions, e.g. 1,2,3,4,5 or 3")
+        ->capture_default_str();
 }
 
 int run_job(JobConfig& job, std::ostream& out) {
@@ -192,6 +199,9 @@ int run_job(JobConfig& job, std::ostream& out) {
     if (common.out.empty()) throw std::invalid_argument("--out: an output folder is required");
     const float eps = job.eps.empty() ? default_eps(job.data.dataset) : eval::parse_fraction("--eps", job.eps);
     const std::string arch = job.arch.empty() ? default_arch(job.data.dataset) : job.arch;
+    // Corruption names are checked now: a typo must not wait for the end of training.
+    const std::vector<std::string> corruptions = eval::parse_corruption_list("--final-corruptions", job.final_corruptions);
+    const std::vector<int> severities = eval::parse_severities("--corruption-severities", job.corruption_severities);
     const Device device = resolve_device(common.device);
     manual_seed(common.seed);
     std::filesystem::create_directories(common.out);
@@ -318,8 +328,13 @@ int run_job(JobConfig& job, std::ostream& out) {
             const auto from = std::filesystem::path(common.out) / ("eval_" + evaluated[key]);
             const auto to = std::filesystem::path(common.out) / ("eval_" + which);
             std::filesystem::create_directories(to);
-            for (const char* f : {"results.json", "records.csv"})
+            for (const char* f : {"results.json", "records.csv"}) {
                 std::filesystem::copy_file(from / f, to / f, std::filesystem::copy_options::overwrite_existing);
+                if (corruptions.empty()) continue;
+                std::filesystem::create_directories(to.string() + "_corruptions");
+                std::filesystem::copy_file(from.string() + "_corruptions/" + f, to.string() + "_corruptions/" + f,
+                                           std::filesystem::copy_options::overwrite_existing);
+            }
             out << "final evaluation: " << which << " is the epoch of " << evaluated[key] << " (same weights): copied "
                 << from.string() << " to " << to.string() << "\n";
             continue;
@@ -350,6 +365,21 @@ int run_job(JobConfig& job, std::ostream& out) {
             << ") on " << test_idx.size() << " test images:\n";
         eval::evaluate(*m, batches_of(test_set, test_idx, job.data.eval_batch_size, device), attack_list, eo);
         out << "wrote " << eo.out_dir << "/results.json\n";
+        if (!corruptions.empty()) {
+            eval::CorruptionEvalOptions co;
+            co.info = eo.info;
+            co.corruptions = corruptions;
+            co.severities = severities;
+            co.data_dir = common.data_dir;
+            co.batch_size = job.data.eval_batch_size;
+            co.out_dir = eo.out_dir + "_corruptions";
+            co.resume = common.resume;
+            co.log = &out;
+            co.run_key = eo.run_key;
+            out << "common corruptions of " << which << ":\n";
+            eval::evaluate_corruptions(*m, *test_set, test_idx, co);
+            out << "wrote " << co.out_dir << "/results.json\n";
+        }
     }
     report::write_run_page_after_run(common.out, out);
     return 0;

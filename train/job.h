@@ -4,7 +4,8 @@
 // binaries are this plus their defaults; an experiment that follows a paper's protocol sets the fields in code.
 //
 // Output folder: the trainer's files (train/trainer.h) plus, for every checkpoint in `final_checkpoints`,
-// eval_<checkpoint>/results.json and records.csv (eval/evaluator.h), and job.json (the resolved configuration).
+// eval_<checkpoint>/results.json and records.csv (eval/evaluator.h), with --final-corruptions also
+// eval_<checkpoint>_corruptions/ (eval/corruption_eval.h), and job.json (the resolved configuration).
 #include <ostream>
 #include <string>
 #include <vector>
@@ -50,6 +51,10 @@ struct JobConfig {
     TrainerConfig trainer;              // epochs, out_dir, resume and seed come from `common`
     std::string final_attacks = "pgd20";                    // besides clean
     std::string final_checkpoints = "last,best_robust";     // last, best_robust, best_fair (ema_ variants with --ema)
+    // Common corruptions for each final checkpoint (eval/corruption_eval.h): all, benchmark, fair-tat or names; empty:
+    // off. Written to eval_<checkpoint>_corruptions/.
+    std::string final_corruptions;
+    std::string corruption_severities = "1,2,3,4,5";
 };
 
 // Adds every job flag except the common ones (add those with cli::add_common_flags).
