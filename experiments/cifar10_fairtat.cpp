@@ -8,11 +8,11 @@
 //   for every method (FAWA and the best-checkpoint rule use it); per-epoch PGD-10; final PGD-20 per class.
 //   Weight averaging (EMA, FAWA) from epoch 50 with decay 0.85 and FAWA threshold 0.2. FRL fine-tunes PGD-AT's
 //   best checkpoint (its "hot start") for a fifth of the epochs at lr 0.001.
-//   --transfer adds AutoAttack and Square-5000 (Table 2); --ablations adds FAIR-TAT with uniform targets and FAIR-TAT
-//   without per-class ε.
+//   --transfer adds AutoAttack and Square-5000 (Table 2); --corruptions the 18 common corruptions per class (Tables
+//   3-4); --ablations adds FAIR-TAT with uniform targets and FAIR-TAT without per-class ε.
 //
 //   ./experiments/cifar10_fairtat [--quick] [--arms pgd_at,fair_tat,...] [--dataset cifar100] [--transfer]
-//                                 [--ablations] [--epochs 200] [--resume] [--device auto]
+//                                 [--corruptions] [--ablations] [--epochs 200] [--resume] [--device auto]
 // Out of scope: XCiT-S12 (the paper's transformer; no such model here).
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
     base.final_attacks = "pgd20";
     base.final_checkpoints = "last,best_fair";
     std::string arms = "all";
-    bool transfer = false, ablations = false;
+    bool transfer = false, ablations = false, corruptions = false;
     // ------------------------------------------------------------------------------------------------------------
     cli::CommonSpec spec;
     spec.program = "cifar10_fairtat";
@@ -122,6 +122,7 @@ int main(int argc, char** argv) {
     spec.quick_preset = {{"--arch", "gtsrb_cnn"},  {"--train-n", "2000"},    {"--epochs", "3"},
                          {"--eval-n", "300"},      {"--epoch-eval-n", "100"}, {"--batch-size", "64"},
                          {"--lr", "0.05"},         {"--cfa-begin", "1"},      {"--ema-start", "1"},
+                         {"--val-split", "first:20"},
                          {"--arms", "natural,pgd_at,trades,cfa_at,fair_tat"}, {"--out", "runs/cifar10_fairtat_quick"}};
     spec.quick_what = "five of the arms with a small CNN on 2,000 real CIFAR-10 images, a few minutes on two cores";
     CLI::App app{"classwise cifar10_fairtat: FAIR-TAT's Table 1, class by class", "cifar10_fairtat"};
@@ -131,10 +132,13 @@ int main(int argc, char** argv) {
     app.add_option("--arms", arms, "the rows to run, comma-separated (default all; see the list in the source or an "
                                    "error message)")->capture_default_str();
     app.add_flag("--transfer", transfer, "also evaluate under AutoAttack and Square-5000 (Table 2)");
+    app.add_flag("--corruptions", corruptions, "also evaluate per class on the 18 common corruptions of FAIR-TAT's "
+                                               "Tables 3-4 (CIFAR-10-C files when present, else generated)");
     app.add_flag("--ablations", ablations, "add FAIR-TAT with uniform targets and FAIR-TAT without per-class eps");
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("cifar10_fairtat", [&] {
         if (transfer) base.final_attacks += ",autoattack,square5000";
+        if (corruptions && base.final_corruptions.empty()) base.final_corruptions = "fair-tat";
         study::Study s;
         s.title = "FAIR-TAT Table 1 on " + base.data.dataset + ": average and worst class, clean and under PGD-20";
         s.arms = select_arms(table1_arms(base, ablations), arms);
