@@ -6,6 +6,7 @@
 #include "datasets/error.h"
 #include "datasets/loaders.h"
 #include "datasets/paths.h"
+#include "datasets/synthetic.h"
 
 namespace cw::data {
 
@@ -23,6 +24,8 @@ const std::vector<DatasetInfo>& dataset_catalog() {
         {"tinyimagenet", 3, 64, 64, 200, {"train", "val"}, "train", "val", "TinyImageNet-200 (JPEG)"},
         {"cifar10c", 3, 32, 32, 10, {"<corruption>:<severity>"}, "", "gaussian_noise:5",
          "CIFAR-10-C, one corruption at one severity (.npy)"},
+        {"synthetic", 3, 32, 32, 10, {"train", "test"}, "train", "test",
+         "generated coloured shapes, 2000/500 images, classes of unequal difficulty (tests; no files)"},
     };
     return catalog;
 }
@@ -52,7 +55,8 @@ Dataset load_dataset(const std::string& name, const std::string& split, const st
     const DatasetInfo& info = dataset_info(name);
     const std::string dir = resolve_data_dir(data_dir);
     Dataset d;
-    if (name == "mnist") d = load_mnist(dir, split);
+    if (name == "synthetic") d = load_synthetic(split);
+    else if (name == "mnist") d = load_mnist(dir, split);
     else if (name == "fashion-mnist") d = load_fashion_mnist(dir, split);
     else if (name == "cifar10") d = load_cifar10(dir, split);
     else if (name == "cifar100") d = load_cifar100(dir, split);
@@ -77,6 +81,7 @@ std::vector<std::string> dataset_class_names(const std::string& name, const std:
     if (name == "cifar100") return cifar100_fine_class_names();
     if (name == "cifar100-coarse") return cifar100_coarse_class_names();
     if (name == "gtsrb" || name == "gtsrb32") return gtsrb_class_names();
+    if (name == "synthetic") return synthetic_class_names();
     return tiny_imagenet_class_names(resolve_data_dir(data_dir));
 }
 

@@ -12,6 +12,7 @@
 //   gtsrb32           train, train_half, test (ready records)  3x32x32       43
 //   tinyimagenet      train, val                               3x64x64       200
 //   cifar10c          <corruption>:<severity>, e.g. fog:3      3x32x32       10
+//   synthetic         train, test (generated, no files)        3x32x32       10 (datasets/synthetic.h)
 #include <string>
 #include <vector>
 

@@ -1,0 +1,161 @@
+// fairtat_cfp — FAIR-TAT (Medi et al., WACV 2025), §4: which classes absorb a robust model's errors? The class
+// false-positive score CFP_k (fairness.md §A) is the share of all misclassified test samples that the model
+// assigns to class k. The paper reads it off RobustBench models on CIFAR-10 ("cat", and "airplane" despite its
+// high accuracy); we ask the same of our own models and every attack:
+//   1. models: PGD-AT and TRADES trained here as the study's arms (Rice's recipe, PreAct ResNet-18, the last
+//      checkpoint), or any checkpoints given with --weights FILE (repeatable; nothing trains then, the architecture
+//      comes from each file's metadata);
+//   2. each model evaluated clean and under PGD-20, CW-20, APGD-CE, APGD-T, FAB-T and Square (5,000 queries), one
+//      results.json per model with the CFP of every evaluation;
+//   3. per model and attack the three classes with the largest CFP, and whether the attacks agree on the ranking
+//      (Spearman's ρ of the CFP vectors): cfp_table.md (printed) and cfp.csv (every value).
+//
+//   ./experiments/fairtat_cfp [--quick] [--methods pgd_at,trades] [--final-attacks ...] [--resume]
+//   ./experiments/fairtat_cfp --weights a.safetensors --weights b.safetensors [--dataset cifar10] [--eval-n 1000]
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <set>
+
+#include "eval/atomic_file.h"
+#include "eval/audit.h"
+#include "protocols/argv_peek.h"
+#include "protocols/cfp_analysis.h"
+#include "protocols/checkpoint_eval.h"
+#include "report/comparison.h"
+#include "report/run_data.h"
+#include "study/study.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+// A folder name per --weights file: its parent folder and stem (pgd_at_last), numbered when two coincide.
+std::vector<std::string> model_names(const std::vector<std::string>& files) {
+    std::vector<std::string> names;
+    std::set<std::string> seen;
+    for (const std::string& f : files) {
+        const fs::path p(f);
+        const std::string parent = p.parent_path().filename().string();
+        std::string name = (parent.empty() ? "" : parent + "_") + p.stem().string();
+        for (int i = 2; seen.count(name); ++i) name = p.stem().string() + "_" + std::to_string(i);
+        seen.insert(name);
+        names.push_back(name);
+    }
+    return names;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace cw;
+    const std::string dataset_flag = protocols::peek_flag(argc, argv, "--dataset", "");
+    const std::string dataset = dataset_flag.empty() ? "cifar10" : dataset_flag;
+    // ---- the paper's setting (every value is a flag) ---------------------------------------------------------
+    train::JobConfig base;
+    base.experiment = "fairtat_cfp";
+    base.common.out = "runs/fairtat_cfp";
+    base.data.dataset = dataset;
+    base.final_attacks = "pgd20,cw20,apgd-ce,apgd-t,fab-t,square5000";
+    base.final_checkpoints = "last";      // FAIR-TAT reports last checkpoints
+    if (dataset == "cifar10") {
+        // Rice / CFA / FAIR-TAT recipe (training.md §3, §5): PRN-18, 200 epochs, reflect crop + flip, CIFAR
+        // normalisation inside the model, SGD 0.9, wd 5e-4, lr 0.1 ÷10 at 50% and 75%; TRADES β = 6 (Zhang's form).
+        base.arch = "preact_resnet18";
+        base.eps = "8/255";
+        base.common.epochs = 200;
+    } else {
+        base.common.epochs = 10;          // no paper setting: the job's defaults (train --help)
+    }
+    std::string methods = "pgd_at,trades";
+    std::vector<std::string> weights;
+    // ------------------------------------------------------------------------------------------------------------
+    cli::CommonSpec spec;
+    spec.program = "fairtat_cfp";
+    spec.epochs_help = "training epochs of every model (not used with --weights)";
+    spec.quick_preset = {{"--arch", "lenet5"},      {"--train-n", "5000"},   {"--epochs", "4"},
+                         {"--batch-size", "64"},    {"--optimizer", "adam"}, {"--lr", "0.002"},
+                         {"--wd", "0"},             {"--attack-steps", "5"}, {"--eval-n", "500"},
+                         {"--epoch-eval-n", "300"},
+                         {"--final-attacks", "pgd20,cw20,apgd-ce,apgd-t,fab-t,square1000"},
+                         {"--out", "runs/fairtat_cfp_quick"}};
+    spec.quick_what = "LeNet-5 on 5,000 real training images, 4 epochs; 500 test images, Square with 1,000 queries";
+    CLI::App app{"classwise fairtat_cfp: which classes absorb the errors of robust models, per attack (FAIR-TAT §4)",
+                 "fairtat_cfp"};
+    cli::add_common_flags(app, base.common, spec);
+    train::add_job_flags(app, base);
+    // The paper's architecture and radius for this dataset, shown by --help and --print-config.
+    app.get_option("--arch")->capture_default_str();
+    app.get_option("--eps")->capture_default_str();
+    app.remove_option(app.get_option("--method"));
+    app.add_option("--methods", methods, "the models trained and audited, in order (each in <out>/<method>)")
+        ->capture_default_str();
+    app.add_option("--weights", weights, "audit this checkpoint instead of training (repeatable; architecture from its "
+                                         "metadata; dataset from --dataset, else its metadata)")
+        ->check(CLI::ExistingFile);
+    if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
+    return cli::run_guarded("fairtat_cfp", [&] {
+        std::vector<std::pair<std::string, std::string>> models;   // name, results.json
+        std::vector<std::string> run_dirs;
+        const fs::path out(base.common.out);
+        if (weights.empty()) {
+            study::Study s;
+            s.title = base.data.dataset + ", " + (base.arch.empty() ? train::default_arch(dataset) : base.arch) +
+                      ": robust models class by class under attack (FAIR-TAT §4)";
+            s.arms = study::arms_for_methods("--methods", methods, base);
+            s.attack = "pgd20";
+            if (const int code = study::run_study(s, base.common, std::cout); code != 0) return code;
+            for (const study::Arm& a : s.arms)
+                models.push_back({a.name, (out / a.name / "eval_last/results.json").string()});
+        } else {
+            // An audit per checkpoint (protocols/checkpoint_eval.h: what `audit` does, plus --classes top:K).
+            const std::vector<std::string> names = model_names(weights);
+            for (size_t i = 0; i < weights.size(); ++i) {
+                protocols::CheckpointEval c;
+                c.weights = weights[i];
+                c.dataset = dataset_flag;   // empty: the checkpoint's own
+                c.classes = base.data.classes;
+                c.data_dir = base.common.data_dir;
+                c.n = base.data.eval_n;
+                c.batch_size = base.data.eval_batch_size;
+                c.device = base.common.device;
+                c.seed = base.common.seed;
+                c.attacks = cli::split_list(base.final_attacks);
+                c.out_dir = (out / names[i]).string();
+                c.resume = base.common.resume;
+                c.experiment = base.experiment;
+                c.command_line = base.common.command_line;
+                const nn::Metadata md = nn::read_metadata(c.weights);
+                const std::string ds = !c.dataset.empty() ? c.dataset : md.count("dataset") ? md.at("dataset") : "";
+                // The dataset's evaluation radius unless --eps says otherwise (not the checkpoint's training ε:
+                // models compared should meet the same attack).
+                c.eps = app.get_option("--eps")->count() ? eval::parse_fraction("--eps", base.eps) : train::default_eps(ds);
+                c.alpha = c.eps / 4;
+                std::cout << "== model " << i + 1 << "/" << weights.size() << ": " << c.weights << " into " << c.out_dir << "\n";
+                if (c.resume && fs::exists(fs::path(c.out_dir) / "results.json"))
+                    std::cout << "finished before; skipped\n";
+                else
+                    protocols::evaluate_checkpoint(c, std::cout);
+                models.push_back({names[i], (fs::path(c.out_dir) / "results.json").string()});
+                run_dirs.push_back(c.out_dir);
+            }
+            // The same Markdown summary a study writes, so every binary leaves one.
+            std::vector<report::RunData> runs;
+            for (const std::string& d : run_dirs) runs.push_back(report::load_run(d));
+            const std::string table = report::markdown_table(report::compare_runs(runs, "", "pgd20"));
+            eval::write_file_atomic((out / "summary.md").string(),
+                                    "# Audited checkpoints class by class (FAIR-TAT §4)\n\n" + table);
+            std::cout << "\n" << table;
+        }
+
+        std::vector<protocols::ModelCfp> cfps;
+        for (const auto& [name, file] : models) cfps.push_back(protocols::model_cfp(name, report::load_results_json(file)));
+        const std::string md = "# Which classes absorb the errors (class false-positive score, FAIR-TAT §4)\n\nCFP_k = "
+                               "share of the misclassified test samples predicted as class k (under an attack: of the "
+                               "samples it breaks or that were wrong already). Top 3 per evaluation; ρ = Spearman "
+                               "correlation of the CFP vectors of two attacks.\n\n" + protocols::cfp_markdown(cfps);
+        eval::write_file_atomic((out / "cfp_table.md").string(), md);
+        eval::write_file_atomic((out / "cfp.csv").string(), protocols::cfp_csv(cfps));
+        std::cout << "\n" << md << "wrote " << (out / "cfp_table.md").string() << " and " << (out / "cfp.csv").string() << "\n";
+        return 0;
+    });
+}

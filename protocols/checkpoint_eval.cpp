@@ -1,0 +1,112 @@
+#include "protocols/checkpoint_eval.h"
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+
+#include "attacks/registry.h"
+#include "cli/common_flags.h"
+#include "datasets/batch.h"
+#include "datasets/registry.h"
+#include "datasets/splits.h"
+#include "engine/device.h"
+#include "eval/evaluator.h"
+#include "nn/checkpoint.h"
+
+namespace cw::protocols {
+
+int classes_kept(const std::string& flag, const std::string& rule, int num_classes) {
+    if (rule == "all") return 0;
+    int64_t k = 0;
+    if (rule.rfind("top:", 0) == 0) {
+        try {
+            size_t used = 0;
+            k = std::stoll(rule.substr(4), &used);
+            if (used != rule.size() - 4) k = 0;
+        } catch (const std::exception&) {
+            k = 0;
+        }
+    }
+    if (k < 2 || k > num_classes)
+        throw std::invalid_argument(flag + ": expected all or top:K with 2 <= K <= " + std::to_string(num_classes) +
+                                    ", got '" + rule + "'");
+    return static_cast<int>(k);
+}
+
+nlohmann::json evaluate_checkpoint(const CheckpointEval& c, std::ostream& log) {
+    const nn::Metadata md = nn::read_metadata(c.weights);
+    if (!md.count("arch"))
+        throw std::invalid_argument(c.weights + ": no architecture metadata (checkpoints written by train, audit's "
+                                                "runs and the experiments carry it)");
+    const std::string dataset = !c.dataset.empty() ? c.dataset : md.count("dataset") ? md.at("dataset") : "";
+    if (dataset.empty())
+        throw std::invalid_argument(c.weights + ": no dataset metadata; name the dataset with --dataset");
+    // Attacks before the data: a misspelt attack should fail before the loading.
+    attacks::AttackOptions ao;
+    ao.eps = c.eps;
+    ao.alpha = c.alpha;
+    std::vector<std::unique_ptr<attacks::Attack>> owned;
+    std::vector<attacks::Attack*> list;
+    for (const std::string& name : c.attacks) {
+        if (name == "clean") continue;
+        owned.push_back(attacks::make_attack(name, ao));
+        owned.back()->set_log(&log);
+        list.push_back(owned.back().get());
+    }
+
+    const data::DatasetInfo& info = data::dataset_info(dataset);
+    auto test = std::make_shared<data::Dataset>(data::load_dataset(dataset, info.test_split, c.data_dir));
+    if (const int k = classes_kept("--classes", c.classes, test->num_classes()); k > 0) {
+        // The job ranks the classes by their training images; so must we, to keep the same classes in its order.
+        const data::Dataset train = data::load_dataset(dataset, info.train_split, c.data_dir);
+        *test = data::select_classes(*test, data::most_frequent_classes(train.labels, train.num_classes(), k));
+    }
+    nn::LoadedModel loaded = nn::load_model_from_checkpoint(c.weights);
+    const nn::ModelConfig& cfg = loaded.spec.config;
+    if (cfg.num_classes != test->num_classes())
+        throw std::invalid_argument(c.weights + ": the model has " + std::to_string(cfg.num_classes) + " classes, " +
+                                    dataset + (c.classes == "all" ? "" : " (" + c.classes + ")") + " has " +
+                                    std::to_string(test->num_classes()) +
+                                    (c.classes == "all" ? " (a model trained on top:K classes needs --classes top:K)" : ""));
+    const std::string mismatch = nn::input_geometry_mismatch("the " + loaded.spec.arch + " model of " + c.weights, cfg,
+                                                             "the images of " + dataset, test->channels, test->height,
+                                                             test->width);
+    if (!mismatch.empty()) throw std::invalid_argument(mismatch);
+    const Device device = resolve_device(c.device, false);
+    loaded.model->to(device);
+    loaded.model->eval();
+
+    const int64_t n = c.n > 0 ? std::min(c.n, test->size()) : test->size();
+    const int64_t bs = c.batch_size;
+    eval::BatchSource source;
+    source.num_batches = (n + bs - 1) / bs;
+    source.batch = [test, n, bs, device](int64_t b) {
+        std::vector<int64_t> idx;
+        for (int64_t i = b * bs; i < std::min(n, (b + 1) * bs); ++i) idx.push_back(i);
+        const data::Batch batch = data::make_batch(*test, idx, device);
+        return eval::EvalBatch{batch.images, batch.labels, batch.indices};
+    };
+
+    eval::EvalOptions eo;
+    eo.info.experiment = c.experiment;
+    eo.info.dataset = dataset;
+    eo.info.split = info.test_split;
+    eo.info.arch = loaded.spec.arch;
+    eo.info.checkpoint = c.weights;
+    eo.info.method = md.count("method") ? md.at("method") : "unknown";
+    eo.info.device = device.str();
+    eo.info.seed = c.seed;
+    eo.info.command_line = c.command_line;
+    eo.info.classes = test->class_names;
+    eo.info.coarse_of = data::coarse_of_fine(*test);
+    if (!eo.info.coarse_of.empty()) eo.info.coarse_classes = test->coarse_class_names;
+    eo.out_dir = c.out_dir;
+    eo.resume = c.resume;
+    eo.log = &log;
+    eo.run_key = {{"checkpoint", c.weights}, {"classes", c.classes}, {"n", n}, {"batch_size", bs}, {"eps", c.eps}};
+    log << "evaluating " << c.weights << " (" << loaded.spec.arch << ") on the first " << n << " " << dataset
+        << " test images, eps " << c.eps * 255 << "/255\n";
+    return eval::evaluate(*loaded.model, source, list, eo).results;
+}
+
+}  // namespace cw::protocols

@@ -1,0 +1,60 @@
+#include "protocols/second_radius.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "protocols/checkpoint_eval.h"
+
+namespace cw::protocols {
+
+namespace fs = std::filesystem;
+
+namespace {
+std::string in_255ths(float eps) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", static_cast<double>(eps) * 255);
+    return buf;
+}
+}  // namespace
+
+std::string radius_text(float eps) { return in_255ths(eps) + "/255"; }
+
+std::string second_radius_folder(const std::string& checkpoint, float eps) {
+    return "eval_" + checkpoint + "_eps" + in_255ths(eps);
+}
+
+std::vector<std::string> evaluate_second_radius(const train::JobConfig& job, float eps,
+                                                const std::vector<std::string>& attacks, std::ostream& log) {
+    std::vector<std::string> done;
+    for (const std::string& which : cli::split_list(job.final_checkpoints)) {
+        const fs::path weights = fs::path(job.common.out) / (which + ".safetensors");
+        if (!fs::exists(weights)) continue;   // the job said why (no --ema, say)
+        const fs::path dir = fs::path(job.common.out) / second_radius_folder(which, eps);
+        done.push_back(dir.string());
+        if (job.common.resume && fs::exists(dir / "results.json")) {
+            log << "second radius: " << (dir / "results.json").string() << " exists; skipped\n";
+            continue;
+        }
+        CheckpointEval c;
+        c.weights = weights.string();
+        c.dataset = job.data.dataset;
+        c.classes = job.data.classes;
+        c.data_dir = job.common.data_dir;
+        c.n = job.data.eval_n;
+        c.batch_size = job.data.eval_batch_size;
+        c.device = job.common.device;
+        c.seed = job.common.seed;
+        c.eps = eps;
+        c.alpha = eps / 4;
+        c.attacks = attacks;
+        c.out_dir = dir.string();
+        c.resume = job.common.resume;
+        c.experiment = job.experiment;
+        c.command_line = job.common.command_line;
+        evaluate_checkpoint(c, log);
+        log << "wrote " << (dir / "results.json").string() << "\n";
+    }
+    return done;
+}
+
+}  // namespace cw::protocols

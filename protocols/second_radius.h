@@ -1,0 +1,26 @@
+#pragma once
+// A second attack radius for a finished training job. Xu et al. evaluate every model under PGD at 8/255 and at
+// 4/255; a job's final attacks all share the job's ε (an attack name such as pgd20 cannot carry its own radius), so
+// the second radius is a second pass over the job's evaluated checkpoints with eval::evaluate, on the same test
+// images: <job out>/eval_<checkpoint>_eps<R>/results.json, R = the radius in 1/255 units (eval_last_eps4).
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "train/job.h"
+
+namespace cw::protocols {
+
+// "4/255" for 4/255, "25.5/255" for 0.1: radii as the papers write them.
+std::string radius_text(float eps);
+
+// "eval_last_eps4" for (last, 4/255).
+std::string second_radius_folder(const std::string& checkpoint, float eps);
+
+// Evaluates each of the job's final checkpoints that exists under `attacks` at `eps` (step eps/4, as the job's own
+// final attacks); with job.common.resume, a checkpoint whose results.json exists is skipped. Returns the folders
+// written or found.
+std::vector<std::string> evaluate_second_radius(const train::JobConfig& job, float eps,
+                                                const std::vector<std::string>& attacks, std::ostream& log);
+
+}  // namespace cw::protocols
