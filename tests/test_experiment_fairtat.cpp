@@ -4,61 +4,23 @@
 // one-line errors for bad --arms.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
-#include <filesystem>
-#include <nlohmann/json.hpp>
-
-#include "eval/atomic_file.h"
-#include "eval/results_json.h"
+#include "tests/test_experiments_util.h"
 #include "tests/test_nn_util.h"
 
-namespace fs = std::filesystem;
-
-namespace {
-fs::path repo_root() { return fs::read_symlink("/proc/self/exe").parent_path().parent_path().parent_path(); }
-
-struct Output {
-    int code = -1;
-    std::string text;
-};
-
-Output run(const std::string& command) {
-    Output o;
-    FILE* p = popen((command + " 2>&1").c_str(), "r");
-    REQUIRE(p != nullptr);
-    std::array<char, 4096> buf{};
-    while (size_t n = fread(buf.data(), 1, buf.size(), p)) o.text.append(buf.data(), n);
-    const int status = pclose(p);
-    o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return o;
-}
-
-void require_contract(const fs::path& file) {
-    INFO(file.string());
-    REQUIRE(fs::exists(file));
-    const nlohmann::json j = nlohmann::json::parse(cw::eval::read_file_text(file.string()));
-    for (const auto& f : cw::eval::results_required_fields()) REQUIRE(j.contains(f));
-    for (const auto& e : j.at("evaluations"))
-        for (const auto& f : cw::eval::evaluation_required_fields(e.at("name") != "clean")) REQUIRE(e.contains(f));
-}
-}  // namespace
+using namespace cw_experiments_test;
 
 TEST_CASE("cifar10_fairtat: bad --arms are one line naming the flag", "[experiments]") {
-    const std::string bin = (repo_root() / "experiments/cifar10_fairtat").string();
-    Output o = run(bin + " --arms nope --out /tmp/cw_never");
+    Output o = run_experiment("cifar10_fairtat", "--arms nope --out /tmp/cw_never");
     CHECK(o.code == 1);
     CHECK(o.text.find("cifar10_fairtat: --arms: no arm 'nope' (arms: natural, pgd_at,") != std::string::npos);
-    o = run(bin + " --arms frl --out /tmp/cw_never");
+    o = run_experiment("cifar10_fairtat", "--arms frl --out /tmp/cw_never");
     CHECK(o.code == 1);
     CHECK(o.text == "cifar10_fairtat: --arms: frl and frl_ema fine-tune the pgd_at arm's best checkpoint: list pgd_at too\n");
 }
 
 TEST_CASE("cifar10_fairtat: CIFAR-100 without its files is one line saying where it looked", "[experiments]") {
-    const Output o = run((repo_root() / "experiments/cifar10_fairtat").string() +
-                         " --quick --dataset cifar100 --data-dir /nonexistent/cw_data --arms natural --out /tmp/cw_never");
+    const Output o = run_experiment("cifar10_fairtat", "--quick --dataset cifar100 --data-dir /nonexistent/cw_data "
+                                                       "--arms natural --out /tmp/cw_never");
     INFO(o.text);
     CHECK(o.code == 1);
     const std::string last = o.text.substr(o.text.rfind('\n', o.text.size() - 2) + 1);
@@ -70,15 +32,15 @@ TEST_CASE("cifar10_fairtat: CIFAR-100 without its files is one line saying where
 TEST_CASE("cifar10_fairtat: Table 1's protocol on synthetic data", "[experiments]") {
     cw_nn_test::ScratchDir dir;
     const fs::path out = dir.path / "t1";
-    const Output o = run((repo_root() / "experiments/cifar10_fairtat").string() +
-                         " --quick --dataset synthetic --train-n 200 --eval-n 60 --epoch-eval-n 30 --epochs 2"
+    const Output o = run_experiment("cifar10_fairtat",
+                         "--quick --dataset synthetic --train-n 200 --eval-n 60 --epoch-eval-n 30 --epochs 2"
                          " --batch-size 50 --attack-steps 2 --eval-steps 2 --ema-start 0 --device cpu"
                          " --arms pgd_at,pgd_at_ema,cfa_at,frl,fair_tat --out " + out.string());
     INFO(o.text);
     REQUIRE(o.code == 0);
     for (const char* arm : {"pgd_at", "pgd_at_ema", "cfa_at", "frl", "fair_tat"})
-        require_contract(out / arm / "eval_last/results.json");
-    require_contract(out / "pgd_at_ema/eval_ema_last/results.json");
+        contract_results(out / arm / "eval_last/results.json");
+    contract_results(out / "pgd_at_ema/eval_ema_last/results.json");
     // FRL fine-tuned the PGD-AT arm's checkpoint, for a fifth of the epochs (at least one)
     const nlohmann::json frl_job = nlohmann::json::parse(cw::eval::read_file_text((out / "frl/job.json").string()));
     REQUIRE(frl_job.at("init") == (out / "pgd_at/best_robust.safetensors").string());
