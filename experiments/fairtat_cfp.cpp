@@ -14,7 +14,6 @@
 //   ./experiments/fairtat_cfp --weights a.safetensors --weights b.safetensors [--dataset cifar10] [--eval-n 1000]
 #include <CLI/CLI.hpp>
 #include <filesystem>
-#include <iomanip>
 #include <iostream>
 #include <set>
 
