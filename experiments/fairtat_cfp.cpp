@@ -14,7 +14,6 @@
 //   ./experiments/fairtat_cfp --weights a.safetensors --weights b.safetensors [--dataset cifar10] [--eval-n 1000]
 #include <CLI/CLI.hpp>
 #include <filesystem>
-#include <iomanip>
 #include <iostream>
 #include <set>
 
@@ -72,13 +71,13 @@ int main(int argc, char** argv) {
     cli::CommonSpec spec;
     spec.program = "fairtat_cfp";
     spec.epochs_help = "training epochs of every model (not used with --weights)";
-    spec.quick_preset = {{"--arch", "lenet5"},      {"--train-n", "5000"},   {"--epochs", "4"},
-                         {"--batch-size", "64"},    {"--optimizer", "adam"}, {"--lr", "0.002"},
-                         {"--wd", "0"},             {"--attack-steps", "5"}, {"--eval-n", "500"},
-                         {"--epoch-eval-n", "300"},
+    spec.quick_preset = {{"--arch", "lenet5"},      {"--train-n", "5000"},      {"--epochs", "5"},
+                         {"--batch-size", "64"},    {"--optimizer", "adam"},    {"--lr", "0.002"},
+                         {"--wd", "0"},             {"--schedule", "constant"}, {"--augment", "none"},
+                         {"--attack-steps", "5"},   {"--eval-n", "500"},        {"--epoch-eval-n", "300"},
                          {"--final-attacks", "pgd20,cw20,apgd-ce,apgd-t,fab-t,square1000"},
                          {"--out", "runs/fairtat_cfp_quick"}};
-    spec.quick_what = "LeNet-5 on 5,000 real training images, 4 epochs; 500 test images, Square with 1,000 queries";
+    spec.quick_what = "LeNet-5 on 5,000 real training images, 5 epochs; 500 test images, Square with 1,000 queries";
     CLI::App app{"classwise fairtat_cfp: which classes absorb the errors of robust models, per attack (FAIR-TAT §4)",
                  "fairtat_cfp"};
     cli::add_common_flags(app, base.common, spec);
@@ -148,11 +147,20 @@ int main(int argc, char** argv) {
         }
 
         std::vector<protocols::ModelCfp> cfps;
-        for (const auto& [name, file] : models) cfps.push_back(protocols::model_cfp(name, report::load_results_json(file)));
+        for (const auto& [name, file] : models) {
+            // records.csv beside results.json gives the CFP of the samples each attack broke.
+            const fs::path records_file = fs::path(file).parent_path() / "records.csv";
+            const eval::EvalRecords records = fs::exists(records_file)
+                                                  ? eval::parse_records_csv(eval::read_file_text(records_file.string()))
+                                                  : eval::EvalRecords{};
+            cfps.push_back(protocols::model_cfp(name, report::load_results_json(file),
+                                                fs::exists(records_file) ? &records : nullptr));
+        }
         const std::string md = "# Which classes absorb the errors (class false-positive score, FAIR-TAT §4)\n\nCFP_k = "
                                "share of the misclassified test samples predicted as class k (under an attack: of the "
-                               "samples it breaks or that were wrong already). Top 3 per evaluation; ρ = Spearman "
-                               "correlation of the CFP vectors of two attacks.\n\n" + protocols::cfp_markdown(cfps);
+                               "samples it breaks and of those wrong already, which every attack keeps; then of the "
+                               "broken ones alone). Top 3 per evaluation; ρ = Spearman correlation of the CFP vectors "
+                               "of two attacks.\n\n" + protocols::cfp_markdown(cfps);
         eval::write_file_atomic((out / "cfp_table.md").string(), md);
         eval::write_file_atomic((out / "cfp.csv").string(), protocols::cfp_csv(cfps));
         std::cout << "\n" << md << "wrote " << (out / "cfp_table.md").string() << " and " << (out / "cfp.csv").string() << "\n";

@@ -14,7 +14,7 @@ namespace {
 void check_cfp_outputs(const fs::path& out, const std::vector<std::pair<std::string, fs::path>>& models,
                        size_t evaluations) {
     const cw::report::CsvTable csv = cw::report::parse_csv(read_text(out / "cfp.csv"), "cfp.csv");
-    REQUIRE(csv.header == std::vector<std::string>{"model", "evaluation", "class", "cfp"});
+    REQUIRE(csv.header == std::vector<std::string>{"model", "evaluation", "class", "cfp", "cfp_broken"});
     CHECK(csv.rows.size() == models.size() * evaluations * 10);
     const std::string table = read_text(out / "cfp_table.md");
     size_t row = 0;
@@ -23,7 +23,9 @@ void check_cfp_outputs(const fs::path& out, const std::vector<std::pair<std::str
         const nlohmann::json r = contract_results(file);
         REQUIRE(r.at("evaluations").size() == evaluations);
         CHECK(table.find("### " + name + "\n") != std::string::npos);
-        const cw::protocols::ModelCfp m = cw::protocols::model_cfp(name, r);
+        const cw::eval::EvalRecords records =
+            cw::eval::parse_records_csv(read_text(fs::path(file).parent_path() / "records.csv"));
+        const cw::protocols::ModelCfp m = cw::protocols::model_cfp(name, r, &records);
         for (size_t e = 0; e < evaluations; ++e) {
             const auto top = cw::protocols::top_classes(m.cfp[e], 3);
             if (!top.empty())
@@ -32,10 +34,13 @@ void check_cfp_outputs(const fs::path& out, const std::vector<std::pair<std::str
                 CHECK(csv.rows[row][0] == name);
                 CHECK(csv.rows[row][1] == m.evaluations[e]);
                 CHECK(std::stod(csv.rows[row][3]) == Approx(m.cfp[e][k]).margin(1e-6));
+                if (e == 0) CHECK(csv.rows[row][4].empty());   // clean: no attack broke anything
+                else CHECK(std::stod(csv.rows[row][4]) == Approx(m.broken_cfp[e][k]).margin(1e-6));
             }
         }
     }
     CHECK(table.find("Agreement across the " + std::to_string(evaluations - 1) + " attacks") != std::string::npos);
+    CHECK(table.find("Only the samples each attack broke") != std::string::npos);
 }
 }  // namespace
 

@@ -119,7 +119,45 @@ TEST_CASE("cfp analysis: top absorbing classes and agreement across attacks", "[
     CHECK(md.find("mean 0.50") != std::string::npos);
     const std::string csv = protocols::cfp_csv({m});
     CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 3 * 3);
-    CHECK(csv.find("m,pgd20,c,0.7\n") != std::string::npos);
+    CHECK(csv.find("m,pgd20,c,0.7,\n") != std::string::npos);   // no records: no CFP of the broken samples
+    CHECK(md.find("Only the samples each attack broke") == std::string::npos);
+}
+
+TEST_CASE("cfp analysis: the CFP of the samples an attack broke, apart from the clean errors", "[experiments]") {
+    // Six samples of three classes: two clean errors (both predicted c) that every attack keeps; attack 0 breaks
+    // two samples into a and b, attack 1 breaks one into a.
+    eval::EvalRecords r;
+    r.index = {0, 1, 2, 3, 4, 5};
+    r.label = {0, 1, 2, 0, 1, 0};
+    r.clean_pred = {0, 1, 2, 2, 2, 0};
+    r.attacks = {"pgd20", "fgsm"};
+    r.adv_pred = {{0, 0, 1, 2, 2, 0}, {0, 1, 0, 2, 2, 0}};
+    int64_t n = 0;
+    CHECK(protocols::broken_cfp(r, 0, 3, &n) == std::vector<double>{0.5, 0.5, 0.0});
+    CHECK(n == 2);
+    CHECK(protocols::broken_cfp(r, 1, 3, &n) == std::vector<double>{1.0, 0.0, 0.0});
+    CHECK(n == 1);
+    const nlohmann::json results = {
+        {"classes", {"a", "b", "c"}},
+        {"evaluations",
+         {{{"name", "clean"}, {"accuracy", 4.0 / 6}, {"cfp", {0.0, 0.0, 1.0}}},
+          {{"name", "pgd20"}, {"accuracy", 2.0 / 6}, {"cfp", {0.25, 0.25, 0.5}}},
+          {{"name", "fgsm"}, {"accuracy", 3.0 / 6}, {"cfp", {1.0 / 3, 0.0, 2.0 / 3}}}}}};
+    const protocols::ModelCfp m = protocols::model_cfp("m", results, &r);
+    REQUIRE(m.broken_cfp.size() == 3);
+    CHECK(m.broken_cfp[0].empty());   // clean has no attack
+    CHECK(m.broken == std::vector<int64_t>{0, 2, 1});
+    // All errors: c absorbs most under both attacks (the clean errors); the broken samples go to a and b instead.
+    CHECK(protocols::cfp_agreement(m).same_top1);
+    const protocols::CfpAgreement b = protocols::cfp_agreement(m, true);
+    CHECK(b.attacks == std::vector<std::string>{"pgd20", "fgsm"});
+    CHECK(b.same_top1);   // a: the tie at 0.5 goes to the lower index
+    CHECK(b.top3_common == 1);
+    const std::string md = protocols::cfp_markdown({m});
+    CHECK(md.find("| pgd20 | 33.3 | c 50.0% | a 25.0% | b 25.0% | 1.00 |") != std::string::npos);
+    CHECK(md.find("| pgd20 | 2 | a 50.0% | b 50.0% | – | 1.00 |") != std::string::npos);
+    CHECK(md.find("| fgsm | 1 | a 100.0% | – | – |") != std::string::npos);
+    CHECK(protocols::cfp_csv({m}).find("m,fgsm,a,0.333333,1\n") != std::string::npos);
 }
 
 TEST_CASE("class columns: per-class and extremes tables", "[experiments]") {
