@@ -2,6 +2,7 @@
 // of every channel draws independently, so any channel count works as it is.
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "datasets/corrupt_kinds.h"
 
@@ -16,13 +17,17 @@ constexpr double kSpeckle[5] = {0.06, 0.1, 0.12, 0.16, 0.2};     // standard dev
 
 size_t numel(int c, int h, int w) { return size_t(c) * h * w; }
 
-CorruptionField normal_field(int, int c, int h, int w, cw::Rng& rng) {
+// One value per pixel and channel, standard normal ("normal") or uniform in [0, 1) ("uniform").
+CorruptionField per_pixel_field(const std::string& name, int c, int h, int w, cw::Rng& rng) {
     CorruptionField f;
-    auto& z = f.arrays["normal"];
-    z.resize(numel(c, h, w));
-    rng.fill_normal(z.data(), z.size(), 0.f, 1.f);
+    auto& v = f.arrays[name];
+    v.resize(numel(c, h, w));
+    if (name == "normal") rng.fill_normal(v.data(), v.size(), 0.f, 1.f);
+    else rng.fill_uniform(v.data(), v.size(), 0.f, 1.f);
     return f;
 }
+
+CorruptionField normal_field(int, int c, int h, int w, cw::Rng& rng) { return per_pixel_field("normal", c, h, w, rng); }
 
 ChwImage gaussian_noise(const ChwImage& x, int s, const CorruptionField& f) {
     const auto& z = f.get("gaussian_noise", "normal", x.pixels.size());
@@ -56,13 +61,7 @@ double poisson_quantile(double lambda, double u) {
     return k;
 }
 
-CorruptionField uniform_field(int, int c, int h, int w, cw::Rng& rng) {
-    CorruptionField f;
-    auto& u = f.arrays["uniform"];
-    u.resize(numel(c, h, w));
-    rng.fill_uniform(u.data(), u.size(), 0.f, 1.f);
-    return f;
-}
+CorruptionField uniform_field(int, int c, int h, int w, cw::Rng& rng) { return per_pixel_field("uniform", c, h, w, rng); }
 
 ChwImage shot_noise(const ChwImage& x, int s, const CorruptionField& f) {
     const auto& u = f.get("shot_noise", "uniform", x.pixels.size());

@@ -21,6 +21,7 @@
 #include "protocols/argv_peek.h"
 #include "protocols/frl_errors.h"
 #include "protocols/frl_violation.h"
+#include "protocols/gtsrb_recipe.h"
 #include "report/run_data.h"
 #include "study/study.h"
 
@@ -51,14 +52,9 @@ int main(int argc, char** argv) {
     } else if (gtsrb) {
         // §B.5: 17 classes, a 4-layer CNN, ε = 12/255; the rest is unspecified (our choices: Adam as the project's
         // GTSRB baselines, 100 validation images per class — the smallest kept class has 555).
-        base.arch = "gtsrb_cnn";
-        base.eps = "12/255";
+        protocols::use_gtsrb_recipe(base);
         base.data.classes = "top:17";
         base.data.val_split = "last:100";
-        base.common.epochs = 60;
-        base.trainer.recipe.optimizer = "adam";
-        base.trainer.recipe.lr = 1e-3;
-        base.trainer.recipe.weight_decay = 0;
         finetune_lr = 1e-4;
     } else {
         base.common.epochs = 10;          // no paper setting: the job's defaults (train --help)

@@ -12,26 +12,9 @@
 #include "engine/device.h"
 #include "eval/evaluator.h"
 #include "nn/checkpoint.h"
+#include "train/job.h"
 
 namespace cw::protocols {
-
-int classes_kept(const std::string& flag, const std::string& rule, int num_classes) {
-    if (rule == "all") return 0;
-    int64_t k = 0;
-    if (rule.rfind("top:", 0) == 0) {
-        try {
-            size_t used = 0;
-            k = std::stoll(rule.substr(4), &used);
-            if (used != rule.size() - 4) k = 0;
-        } catch (const std::exception&) {
-            k = 0;
-        }
-    }
-    if (k < 2 || k > num_classes)
-        throw std::invalid_argument(flag + ": expected all or top:K with 2 <= K <= " + std::to_string(num_classes) +
-                                    ", got '" + rule + "'");
-    return static_cast<int>(k);
-}
 
 nlohmann::json evaluate_checkpoint(const CheckpointEval& c, std::ostream& log) {
     const nn::Metadata md = nn::read_metadata(c.weights);
@@ -56,7 +39,7 @@ nlohmann::json evaluate_checkpoint(const CheckpointEval& c, std::ostream& log) {
 
     const data::DatasetInfo& info = data::dataset_info(dataset);
     auto test = std::make_shared<data::Dataset>(data::load_dataset(dataset, info.test_split, c.data_dir));
-    if (const int k = classes_kept("--classes", c.classes, test->num_classes()); k > 0) {
+    if (const int k = train::classes_kept("--classes", c.classes, test->num_classes()); k > 0) {
         // The job ranks the classes by their training images; so must we, to keep the same classes in its order.
         const data::Dataset train = data::load_dataset(dataset, info.train_split, c.data_dir);
         *test = data::select_classes(*test, data::most_frequent_classes(train.labels, train.num_classes(), k));

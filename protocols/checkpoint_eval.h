@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "train/job.h"
+
 namespace cw::protocols {
 
 struct CheckpointEval {
@@ -32,7 +34,7 @@ struct CheckpointEval {
 // a class count or image geometry that does not match the data).
 nlohmann::json evaluate_checkpoint(const CheckpointEval& config, std::ostream& log);
 
-// "all" → 0 (every class); "top:K" → K; throws naming `flag` otherwise (K < 2 or above the class count).
-int classes_kept(const std::string& flag, const std::string& rule, int num_classes);
+// The --classes rule is the job's (train/job.h), so a checkpoint is evaluated on the classes it was trained on.
+using train::classes_kept;
 
 }  // namespace cw::protocols

@@ -134,11 +134,9 @@ int run_study(const Study& study, const cli::CommonFlags& common, std::ostream& 
         out << "== run " << i + 1 << "/" << study.arms.size() << ": " << a.name << " (" << a.job.method << ") into "
             << dir << "\n";
         train::JobConfig job = a.job;
-        const std::string experiment = job.experiment;
         job.common = common;
         job.common.out = dir;
-        job.common.epochs = a.job.common.epochs;
-        job.experiment = experiment;
+        job.common.epochs = a.job.common.epochs;   // an arm may train for fewer epochs (FRL's fine-tuning)
         if (const int code = train::run_job(job, out); code != 0) return code;
     }
 

@@ -2,6 +2,8 @@
 // (cli/common_flags.h): --device --data-dir --out --seed --resume --quick --epochs, checked through --print-config.
 #include <catch2/catch.hpp>
 
+#include "tests/test_process.h"
+
 #include <sys/wait.h>
 
 #include <array>
@@ -14,24 +16,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The repository root: the test binary is <root>/build/tests/classwise_tests.
-fs::path repo_root() { return fs::read_symlink("/proc/self/exe").parent_path().parent_path().parent_path(); }
+using cw_test::repo_root;
+using Output = cw_test::CommandOutput;
 
-struct Output {
-    int code = -1;
-    std::string text;
-};
-
-Output run(const std::string& command) {
-    Output o;
-    FILE* p = popen((command + " 2>&1").c_str(), "r");
-    REQUIRE(p != nullptr);
-    std::array<char, 4096> buf{};
-    while (size_t n = fread(buf.data(), 1, buf.size(), p)) o.text.append(buf.data(), n);
-    const int status = pclose(p);
-    o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return o;
-}
+Output run(const std::string& command) { return cw_test::run_shell(command + " 2>&1"); }
 
 // experiments/<name> (built next to its source) and build/tools/<name>, from the sources present.
 std::vector<fs::path> project_binaries() {

@@ -14,18 +14,14 @@
 #include "eval/atomic_file.h"
 #include "eval/results_json.h"
 #include "report/run_data.h"
+#include "tests/test_process.h"
 
 namespace cw_experiments_test {
 
 namespace fs = std::filesystem;
 
-// The repository root: the test binary is <root>/build/tests/classwise_tests.
-inline fs::path repo_root() { return fs::read_symlink("/proc/self/exe").parent_path().parent_path().parent_path(); }
-
-struct Output {
-    int code = -1;
-    std::string text;
-};
+using cw_test::repo_root;
+using Output = cw_test::CommandOutput;
 
 // Runs experiments/<binary> with `args`; `streams` picks what comes back ("2>&1": both, "2>&1 >/dev/null":
 // stderr only). The comparison figures are switched off (CLASSWISE_GNUPLOT): the report's tests cover them, and
@@ -34,14 +30,7 @@ inline Output run_experiment(const std::string& binary, const std::string& args,
                              const std::string& streams = "2>&1") {
     const std::string command = "CLASSWISE_GNUPLOT=/nonexistent " + (repo_root() / "experiments" / binary).string() +
                                 " " + args + " " + streams;
-    Output o;
-    FILE* p = popen(command.c_str(), "r");
-    REQUIRE(p != nullptr);
-    std::array<char, 4096> buf{};
-    while (size_t n = fread(buf.data(), 1, buf.size(), p)) o.text.append(buf.data(), n);
-    const int status = pclose(p);
-    o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return o;
+    return cw_test::run_shell(command);
 }
 
 // A fresh output folder under the temporary directory.

@@ -14,20 +14,18 @@
 
 #include "eval/atomic_file.h"
 #include "eval/results_json.h"
+#include "tests/test_process.h"
 
 namespace fs = std::filesystem;
 using namespace cw;
 
 namespace {
-fs::path repo_root() { return fs::read_symlink("/proc/self/exe").parent_path().parent_path().parent_path(); }
+using cw_test::repo_root;
 
 int run_command(const std::string& command, std::string& text) {
-    FILE* p = popen((command + " 2>&1").c_str(), "r");
-    REQUIRE(p != nullptr);
-    std::array<char, 4096> buf{};
-    while (size_t n = fread(buf.data(), 1, buf.size(), p)) text.append(buf.data(), n);
-    const int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    const cw_test::CommandOutput o = cw_test::run_shell(command + " 2>&1");
+    text += o.text;
+    return o.code;
 }
 }  // namespace
 

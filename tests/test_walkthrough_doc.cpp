@@ -11,6 +11,8 @@
 // On a mismatch the failure shows the command, a line diff and how to refresh: tools/refresh_walkthrough.sh.
 #include <catch2/catch.hpp>
 
+#include "tests/test_process.h"
+
 #include <sys/wait.h>
 
 #include <array>
@@ -29,7 +31,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // The repository root: the test binary is <root>/build/tests/classwise_tests.
-fs::path repo_root() { return fs::read_symlink("/proc/self/exe").parent_path().parent_path().parent_path(); }
+using cw_test::repo_root;
 
 struct Example {
     int line = 0;           // of the ```sh fence, for messages
@@ -123,20 +125,10 @@ std::string line_diff(const std::vector<std::string>& a, const std::vector<std::
     return out;
 }
 
-struct Run {
-    int code = -1;
-    std::string text;
-};
+using Run = cw_test::CommandOutput;
 
 Run run_in_root(const std::string& command) {
-    Run r;
-    FILE* p = popen(("cd '" + repo_root().string() + "' && ( " + command + " ) 2>&1 < /dev/null").c_str(), "r");
-    REQUIRE(p != nullptr);
-    std::array<char, 4096> buf{};
-    while (size_t got = fread(buf.data(), 1, buf.size(), p)) r.text.append(buf.data(), got);
-    const int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
+    return cw_test::run_shell("cd '" + repo_root().string() + "' && ( " + command + " ) 2>&1 < /dev/null");
 }
 
 std::string read_text(const fs::path& p) {

@@ -90,22 +90,26 @@ eval::BatchSource batches_of(std::shared_ptr<const data::Dataset> d, std::vector
     return src;
 }
 
-std::vector<int> top_classes(const data::Dataset& train, const std::string& rule) {
+}  // namespace
+
+int classes_kept(const std::string& flag, const std::string& rule, int num_classes) {
+    if (rule == "all") return 0;
     int64_t k = 0;
     if (rule.rfind("top:", 0) == 0) {
         try {
-            k = std::stoll(rule.substr(4));
+            size_t used = 0;
+            k = std::stoll(rule.substr(4), &used);
+            if (used != rule.size() - 4) k = 0;
         } catch (const std::exception&) {
             k = 0;
         }
     }
-    if (k < 2 || k > train.num_classes())
-        throw std::invalid_argument("--classes: expected all or top:K with 2 <= K <= " + std::to_string(train.num_classes()) +
+    if (k < 2 || k > num_classes)
+        throw std::invalid_argument(flag + ": expected all or top:K with 2 <= K <= " + std::to_string(num_classes) +
                                     ", got '" + rule + "'");
-    return data::most_frequent_classes(train.labels, train.num_classes(), static_cast<int>(k));
+    return static_cast<int>(k);
 }
 
-}  // namespace
 
 float default_eps(const std::string& dataset) {
     if (dataset == "mnist") return 0.3f;
@@ -210,7 +214,8 @@ int run_job(JobConfig& job, std::ostream& out) {
     auto train_set = std::make_shared<data::Dataset>(data::load_dataset(job.data.dataset, "train", common.data_dir));
     auto test_set = std::make_shared<data::Dataset>(data::load_dataset(job.data.dataset, "test", common.data_dir));
     if (job.data.classes != "all") {
-        const std::vector<int> kept = top_classes(*train_set, job.data.classes);
+        const std::vector<int> kept = data::most_frequent_classes(
+            train_set->labels, train_set->num_classes(), classes_kept("--classes", job.data.classes, train_set->num_classes()));
         *train_set = data::select_classes(*train_set, kept);
         *test_set = data::select_classes(*test_set, kept);
         out << "classes: the " << kept.size() << " with the most training images (" << job.data.classes << ")\n";

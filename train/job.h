@@ -60,6 +60,10 @@ struct JobConfig {
 // Adds every job flag except the common ones (add those with cli::add_common_flags).
 void add_job_flags(CLI::App& app, JobConfig& job);
 
+// The --classes rule: "all" → 0 (every class); "top:K" → K; throws naming `flag` otherwise (K < 2 or above the
+// class count, or not a whole number).
+int classes_kept(const std::string& flag, const std::string& rule, int num_classes);
+
 // ε by dataset when --eps is not given: MNIST 0.3, Fashion-MNIST 0.1, CIFAR-10/100, SVHN, GTSRB 8/255.
 float default_eps(const std::string& dataset);
 std::string default_arch(const std::string& dataset);
