@@ -79,6 +79,8 @@ double estimate_training_seconds(const Study& study, const cli::CommonFlags& com
     job.final_checkpoints = "";
     std::vector<std::chrono::steady_clock::time_point> ends;
     job.trainer.after_step = [&](int64_t) { ends.push_back(std::chrono::steady_clock::now()); };
+    double batches = 0;
+    job.trainer.on_start = [&](int64_t batches_per_epoch) { batches = static_cast<double>(batches_per_epoch); };
     job.trainer.interrupt_after_steps = 3;
     std::ostringstream quiet;
     try {
@@ -90,14 +92,6 @@ double estimate_training_seconds(const Study& study, const cli::CommonFlags& com
     fs::remove_all(scratch);
     if (ends.size() < 3) return 0;
     const double per_step = std::chrono::duration<double>(ends[2] - ends[0]).count() / 2;
-    // Batches per epoch from the probe's own log line "... N epochs of B batches of S".
-    const std::string log = quiet.str();
-    const size_t at = log.find(" batches of ");
-    double batches = 0;
-    if (at != std::string::npos) {
-        const size_t start = log.rfind(" of ", at - 1);
-        if (start != std::string::npos) batches = std::atof(log.substr(start + 4, at - start - 4).c_str());
-    }
     if (batches <= 0) return 0;
     double total = 0;
     const double adversarial_steps = probe.job.method_options.steps + 1;

@@ -295,6 +295,7 @@ struct Trainer::Impl {
         log_line("method: " + s.method->describe());
         log_line("optimiser: " + describe(c.recipe) + "; " + std::to_string(c.epochs) + " epochs of " +
                  std::to_string(loader.batches_per_epoch()) + " batches of " + std::to_string(loader.options().batch_size));
+        if (c.on_start) c.on_start(loader.batches_per_epoch());
         HistoryCsv history(path("history.csv"), s.class_names, resumed ? epoch : -1);
         TrainLogCsv train_log(path("train_log.csv"), resumed ? epoch : -1);
         std::unique_ptr<StepsCsv> steps_csv;

@@ -67,6 +67,8 @@ struct TrainerConfig {
     int64_t interrupt_after_steps = -1;
     // Tests: called after every optimiser step with the step count (plant faults, send signals).
     std::function<void(int64_t step)> after_step;
+    // Called once when the loop starts with the epoch's batch count (the study's CPU estimate extrapolates with it).
+    std::function<void(int64_t batches_per_epoch)> on_start;
 };
 
 struct TrainSetup {
