@@ -1,5 +1,5 @@
 // quickstart — the main job, on a dataset that needs no download (Fashion-MNIST from the Debian package): the
-// class-wise robustness gap and what a fair method does to it, in about ten minutes on two cores.
+// class-wise robustness gap and what a fair method does to it, in about eight minutes on two cores.
 //
 // Protocol (one visible block below; every value is a flag):
 //   1. train the small CNN three ways on the same images and seed: natural training, PGD-AT (Madry et al.), and a
@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
     spec.epochs_help = "training epochs of every method";
     spec.quick_preset = {{"--train-n", "4000"}, {"--epochs", "3"},   {"--batch-size", "64"},
                          {"--eval-n", "500"},   {"--out", "runs/quickstart_quick"}};
-    spec.quick_what = "the same three methods on 4,000 real Fashion-MNIST images, about four minutes on two cores";
+    spec.quick_what = "the same three methods on 4,000 real Fashion-MNIST images, about five minutes on two cores";
     CLI::App app{"classwise quickstart: natural vs PGD-AT vs a fair method, class by class", "quickstart"};
     cli::add_common_flags(app, base.common, spec);
     train::add_job_flags(app, base);
