@@ -4,6 +4,7 @@
 // one-line errors for bad --arms.
 #include <catch2/catch.hpp>
 
+#include "tests/test_datasets_fixtures.h"
 #include "tests/test_experiments_util.h"
 #include "tests/test_nn_util.h"
 
@@ -52,4 +53,41 @@ TEST_CASE("cifar10_fairtat: Table 1's protocol on synthetic data", "[experiments
     const std::string page = cw::eval::read_file_text((out / "compare.html").string());
     REQUIRE(page.find("pgd_at_ema/eval_ema_last/results.json") != std::string::npos);
     REQUIRE(o.text.find("note: pgd_at_ema has no averaged model") == std::string::npos);
+}
+
+TEST_CASE("cifar10_fairtat: the CIFAR-100 path on a fixture in the official binary layout", "[experiments]") {
+    // CIFAR-100 cannot be shipped here: 300 generated training records (3 per class) and 100 test records in
+    // cifar-100-binary/{train,test}.bin, coarse label = fine / 5, go through the binary's --dataset cifar100 path.
+    cw_nn_test::ScratchDir dir;
+    const fs::path data = dir.path / "data";
+    fs::create_directories(data / "cifar-100-binary");
+    auto records = [](int per_class, int64_t first_image) {
+        std::vector<int> coarse, fine;
+        for (int i = 0; i < per_class; ++i)
+            for (int c = 0; c < 100; ++c) {
+                fine.push_back(c);
+                coarse.push_back(c / 5);
+            }
+        return cw_fixtures::make_cifar_records({coarse, fine}, first_image);
+    };
+    cw_fixtures::write_file((data / "cifar-100-binary/train.bin").string(), records(3, 0));
+    cw_fixtures::write_file((data / "cifar-100-binary/test.bin").string(), records(1, 1000));
+    const fs::path out = dir.path / "c100";
+    const Output o = run_experiment("cifar10_fairtat",
+                                    "--quick --dataset cifar100 --data-dir " + data.string() +
+                                        " --val-split first:1 --train-n 300 --eval-n 100 --epoch-eval-n 100 --epochs 1"
+                                        " --batch-size 50 --attack-steps 2 --eval-steps 2 --device cpu"
+                                        " --arms natural,fair_tat --out " + out.string());
+    INFO(o.text);
+    REQUIRE(o.code == 0);
+    for (const char* arm : {"natural", "fair_tat"}) {
+        const nlohmann::json j = contract_results(out / arm / "eval_last/results.json");
+        REQUIRE(j.at("classes").size() == 100);
+        const auto& clean = j.at("evaluations").at(0);
+        REQUIRE(clean.at("per_class_accuracy").size() == 100);
+        // the superclass view comes with CIFAR-100: 20 superclasses, a 20 x 20 confusion
+        REQUIRE(clean.contains("superclass_confusion"));
+        REQUIRE(clean.at("superclass_confusion").size() == 20);
+    }
+    REQUIRE(cw::eval::read_file_text((out / "summary.md").string()).find("| fair_tat |") != std::string::npos);
 }
