@@ -9,6 +9,11 @@
 // Everything else must match exactly: losses, accuracies, gradient norms, shapes, file names. The commands write
 // under runs/walkthrough/ (relative to the root), so no temporary path appears in their output.
 // On a mismatch the failure shows the command, a line diff and how to refresh: tools/refresh_walkthrough.sh.
+// The digits are exact only on the CPU model they were recorded on (OpenBLAS picks its kernels, and so its
+// summation order, by CPU; a training run carries a last-bit difference into the printed digits). The doc names
+// that CPU in a "<!-- outputs recorded on: ... -->" line, which the refresh script writes. On another CPU the
+// test checks what does not depend on rounding — the same lines with every number masked — and is then counted as
+// skipped for the digits, saying which CPU recorded them.
 #include <catch2/catch.hpp>
 
 #include "tests/test_process.h"
@@ -138,6 +143,34 @@ std::string read_text(const fs::path& p) {
     return s.str();
 }
 
+
+// "AuthenticAMD family 26 model 2": the CPU as /proc/cpuinfo names it (the same fields the refresh script reads).
+std::string cpu_fingerprint() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line, vendor, family, model;
+    auto value = [](const std::string& l) { return l.substr(l.find(':') + 2); };
+    while (std::getline(in, line) && (vendor.empty() || family.empty() || model.empty())) {
+        if (line.rfind("vendor_id", 0) == 0) vendor = value(line);
+        else if (line.rfind("cpu family", 0) == 0) family = value(line);
+        else if (line.rfind("model\t", 0) == 0) model = value(line);
+    }
+    return vendor + " family " + family + " model " + model;
+}
+
+std::string recorded_fingerprint(const std::string& doc) {
+    static const std::regex line(R"(<!-- outputs recorded on: (.*) -->)");
+    std::smatch m;
+    return std::regex_search(doc, m, line) ? m[1].str() : "";
+}
+
+// The lines with every number masked: what another CPU must still print.
+std::vector<std::string> skeleton(const std::vector<std::string>& lines) {
+    static const std::regex number(R"([-+]?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?)");
+    std::vector<std::string> out;
+    for (const std::string& l : lines) out.push_back(std::regex_replace(l, number, "#"));
+    return out;
+}
+
 }  // namespace
 
 TEST_CASE("walkthrough doc: the normalisation hides timings and throughput, nothing else", "[docs]") {
@@ -169,18 +202,26 @@ TEST_CASE("walkthrough doc: every command prints what docs/walkthrough.md shows"
         CW_SKIP("Fashion-MNIST not found in /usr/share/datasets (apt-get install dataset-fashion-mnist)");
     const fs::path doc = repo_root() / "docs/walkthrough.md";
     REQUIRE(fs::exists(doc));
-    const std::vector<Example> examples = parse_examples(read_text(doc));
+    const std::string text = read_text(doc);
+    const std::vector<Example> examples = parse_examples(text);
     REQUIRE(examples.size() >= 3);   // the tape, the step audit, the Gaussian example at least
+    const std::string here = cpu_fingerprint(), recorded = recorded_fingerprint(text);
+    REQUIRE(!recorded.empty());
+    const bool exact = here == recorded;
     for (const Example& e : examples) {
         INFO("docs/walkthrough.md:" << e.line << ":\n" << e.command);
         const Run r = run_in_root(e.command);
         const auto want = normalise(e.output), got = normalise(r.text);
         INFO("exit code " << r.code);
-        if (want != got)
-            FAIL_CHECK("its output differs from the doc (- doc, + now, after normalising timings):\n"
-                       << line_diff(want, got)
+        if (exact ? want != got : skeleton(want) != skeleton(got))
+            FAIL_CHECK("its output differs from the doc (- doc, + now, after normalising timings"
+                       << (exact ? "" : " and masking numbers: this CPU is not the one that recorded the digits")
+                       << "):\n" << line_diff(exact ? want : skeleton(want), exact ? got : skeleton(got))
                        << "If the change is intended, refresh the doc with tools/refresh_walkthrough.sh (after make) "
                           "and review it with git diff docs/walkthrough.md.");
         CHECK(r.code == 0);
     }
+    if (!exact)
+        CW_SKIP("the doc's digits were recorded on " + recorded + ", this is " + here +
+                ": only the output with numbers masked was compared");
 }
