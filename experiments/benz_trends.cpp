@@ -45,12 +45,12 @@ int main(int argc, char** argv) {
     spec.epochs_help = "training epochs of every model (each one evaluated per class)";
     // ResNet-18 trains at ~3 images/s under PGD-10 on two cores: the quick run swaps in LeNet-5, 5-step attacks, a
     // constant Adam step and no augmentation (more learnt in few steps), and enough epochs to see a trend.
-    spec.quick_preset = {{"--arch", "lenet5"},    {"--train-n", "4000"},      {"--epochs", "8"},
+    spec.quick_preset = {{"--arch", "lenet5"},    {"--train-n", "5000"},      {"--epochs", "10"},
                          {"--batch-size", "64"},  {"--optimizer", "adam"},    {"--lr", "0.002"},
                          {"--wd", "0"},           {"--schedule", "constant"}, {"--augment", "none"},
                          {"--attack-steps", "5"}, {"--eval-steps", "5"},      {"--eval-n", "1000"},
-                         {"--epoch-eval-n", "500"}, {"--out", "runs/benz_trends_quick"}};
-    spec.quick_what = "LeNet-5 on 4,000 real training images, 8 epochs each evaluated on 500 test images, 5-step attacks";
+                         {"--epoch-eval-n", "1000"}, {"--out", "runs/benz_trends_quick"}};
+    spec.quick_what = "LeNet-5 on 5,000 real training images, 10 epochs each evaluated on 1,000 test images, 5-step attacks";
     CLI::App app{"classwise benz_trends: per-class accuracy over training and Figures 1-2, natural vs PGD-AT "
                  "(Benz et al. §3.1)", "benz_trends"};
     cli::add_common_flags(app, base.common, spec);

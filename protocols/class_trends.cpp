@@ -79,12 +79,16 @@ TrendAnalysis analyse_trend(const ClassSeries& s) {
         for (double x : v)
             if (!std::isnan(x)) lo = std::isnan(lo) ? x : std::min(lo, x), hi = std::isnan(hi) ? x : std::max(hi, x);
         t.worst_accuracy.push_back(lo);
+        int ties = 0;
+        for (double x : v) ties += !std::isnan(x) && x == lo;
+        t.tied.push_back(ties);
         t.spread.push_back(hi - lo);
         t.class_mean.push_back(report::mean_defined(v));
         if (w >= 0) seen.insert(w);
         if (i > 0 && w != t.worst[i - 1]) {
             ++t.changes;
             t.change_epochs.push_back(s.epochs[i]);
+            t.changes_at_ties += ties > 1;
         }
         t.spearman_previous.push_back(i == 0 ? NAN : fairness::spearman(s.per_class[i - 1], v));
         t.spearman_last.push_back(fairness::spearman(v, s.per_class[n - 1]));
@@ -106,6 +110,7 @@ nlohmann::json trend_json(const TrendAnalysis& t, const std::vector<std::string>
         epochs.push_back({{"epoch", t.epochs[i]},
                           {"worst_class", t.worst[i]},
                           {"worst_class_name", class_name(classes, t.worst[i])},
+                          {"classes_tied_worst", t.tied[i]},
                           {"worst_accuracy", number_or_null(t.worst_accuracy[i])},
                           {"class_mean", number_or_null(t.class_mean[i])},
                           {"spread", number_or_null(t.spread[i])},
@@ -116,6 +121,7 @@ nlohmann::json trend_json(const TrendAnalysis& t, const std::vector<std::string>
             {"evaluated_epochs", t.epochs.size()},
             {"worst_changes", t.changes},
             {"change_epochs", t.change_epochs},
+            {"changes_at_ties", t.changes_at_ties},
             {"distinct_worst_classes", t.distinct_worst},
             {"final_worst_class", last},
             {"final_worst_class_name", class_name(classes, last)},
@@ -134,7 +140,8 @@ std::string trends_markdown(const std::string& arm, const std::vector<TrendAnaly
         std::string at;
         for (int64_t e : t.change_epochs) at += (at.empty() ? "" : ", ") + std::to_string(e);
         md << "| " << t.eval << " | " << t.epochs.size() << " | " << class_name(classes, t.worst.back()) << " | "
-           << t.stable_from << " | " << t.changes << (at.empty() ? "" : " (" + at + ")") << " | " << t.distinct_worst
+           << t.stable_from << " | " << t.changes << (at.empty() ? "" : " (" + at + ")")
+           << (t.changes_at_ties ? ", " + std::to_string(t.changes_at_ties) + " at a tie" : "") << " | " << t.distinct_worst
            << " | " << fixed(t.spearman_last.front(), 2) << " | " << fixed(100 * t.spread.front(), 1) << " → "
            << fixed(100 * t.spread.back(), 1) << " |\n";
     }
@@ -142,7 +149,8 @@ std::string trends_markdown(const std::string& arm, const std::vector<TrendAnaly
         md << "\n### " << arm << ", " << t.eval << " per epoch\n\n| epoch | worst class | its accuracy (%) | class mean (%) | "
               "spread (points) | ρ with the previous | ρ with the last |\n|---|---|---|---|---|---|---|\n";
         for (size_t i = 0; i < t.epochs.size(); ++i)
-            md << "| " << t.epochs[i] << " | " << class_name(classes, t.worst[i]) << " | "
+            md << "| " << t.epochs[i] << " | " << class_name(classes, t.worst[i])
+               << (t.tied[i] > 1 ? " (+" + std::to_string(t.tied[i] - 1) + " tied)" : "") << " | "
                << fixed(100 * t.worst_accuracy[i], 1) << " | " << fixed(100 * t.class_mean[i], 1) << " | "
                << fixed(100 * t.spread[i], 1) << " | " << fixed(t.spearman_previous[i], 2) << " | "
                << fixed(t.spearman_last[i], 2) << " |\n";

@@ -29,9 +29,12 @@ struct TrendAnalysis {
     std::string eval;
     std::vector<int64_t> epochs;
     std::vector<int> worst;                // worst class per epoch (lowest index on ties; -1: no class defined)
+    std::vector<int> tied;                 // how many classes share that lowest accuracy (several at 0% early on
+                                           // make a change of the worst class a matter of the tie rule)
     std::vector<double> worst_accuracy, spread, class_mean;
     int changes = 0;                       // evaluations whose worst class differs from the previous evaluation's
     std::vector<int64_t> change_epochs;    // the epochs at which a new worst class appeared
+    int changes_at_ties = 0;               // of those, epochs where the new worst class shares its accuracy
     int64_t stable_from = -1;              // first epoch of the final unbroken run of the last worst class
     int distinct_worst = 0;                // how many classes were the worst at some epoch
     std::vector<double> spearman_previous; // ρ(epoch e, the evaluation before it); NaN for the first
