@@ -61,11 +61,13 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("benz_trends", [&] {
+        const std::vector<std::string> attacks = cli::split_list(base.final_attacks);
+        if (attacks.empty()) throw std::invalid_argument("--final-attacks: Figures 1-2 need an attack (e.g. pgd20)");
         study::Study s;
         s.title = base.data.dataset + ", " + (base.arch.empty() ? train::default_arch(base.data.dataset) : base.arch) +
                   ": per-class accuracy over training, natural vs adversarial training (Benz et al. §3.1, Figs. 1-2)";
         s.arms = study::arms_for_methods("--methods", methods, base);
-        s.attack = "pgd20";
+        s.attack = attacks.front();
         if (const int code = study::run_study(s, base.common, std::cout); code != 0) return code;
 
         // ---- the trends, from each arm's history.csv --------------------------------------------------------------

@@ -30,6 +30,8 @@ report::Figure worst_class_timeline(const std::string& name, const std::string& 
         }
         chart.lines.push_back(std::move(s));
         chart.style.push_back("linespoints");
+        static const int slots[] = {0, 6, 3, 7, 4, 8};   // clean dark blue, robust rose, then others that stay apart
+        chart.colour_slot.push_back(slots[chart.colour_slot.size() % 6]);
     }
     chart.caption = arm + ": the worst class at every evaluated epoch (Benz et al. §3.1: does the vulnerable class "
                     "change during training?).";
@@ -64,6 +66,7 @@ report::Figure similarity_scatter(const std::string& name, const std::string& ar
     }
     chart.lines = {clean, robust};
     chart.style = {"points", "points"};
+    chart.colour_slot = {0, 6};   // dark blue and rose: the light second colour of the palette is hard to see as dots
     chart.caption = arm + ": each class's mean cosine similarity to the other classes (mean logit vectors, clean) "
                     "against its clean and robust error (Benz et al. §3.2: are classes the model sees as close to "
                     "others more vulnerable?).";
