@@ -16,31 +16,19 @@
 
 namespace cw::protocols {
 
-// Every arm, in the table's order. The arms that take no critical class get none (at_cost_sensitive with a critical
-// class would silently become scenario 2).
-std::vector<study::Arm> longtail_arms(const train::JobConfig& base, int critical, const std::vector<float>& omegas);
+// --critical-class: a class name (case-insensitive) or an index; empty: the class named "cat" (the CIFAR-10
+// default). Throws naming --critical-class otherwise.
+int resolve_critical_class(const std::string& text, const std::vector<std::string>& classes);
 
-// --arms: "all" or names, kept in the table's order. pgd_at must be among them: every number is read against it.
-// Throws naming `flag` on an unknown or repeated name, or without pgd_at.
-std::vector<study::Arm> select_longtail_arms(const std::vector<study::Arm>& all, const std::string& flag,
-                                             const std::string& wanted);
-
-// "2,5" → {2, 5}: each a number > 0, none twice. Throws naming `flag`.
+// "2,5" → {2, 5}: each a number > 0, none twice, at least one. Throws naming `flag`.
 std::vector<float> parse_critical_weights(const std::string& flag, const std::string& text);
-// 2 → "cs_critical_w2", 2.5 → "cs_critical_w2.5".
-std::string critical_arm_name(float omega);
 
-// The class names a job trains on: the dataset's, or with --classes top:K those of the K kept classes in their new
-// order (which needs the training labels, so the training split is read).
-std::vector<std::string> job_class_names(const train::DataConfig& data, const std::string& data_dir);
+// Every arm, in the table's order (one cs_critical_w<ω> arm per weight).
+std::vector<study::Arm> longtail_arms(const train::JobConfig& base, int critical_class,
+                                      const std::vector<float>& critical_weights);
 
-// The paper's critical class for a dataset: "cat" on CIFAR-10 (Benz et al.'s example of a vulnerable class);
-// "" elsewhere — the worst class is unknown before training, so --critical-class must be given.
-std::string default_critical_class(const std::string& dataset);
-
-// --critical-class: a class index ("3") or a class name ("cat"; exact, else case-insensitive). Throws naming `flag`
-// for an empty value (the dataset has no default), an unknown name or an index out of range.
-int resolve_critical_class(const std::string& flag, const std::string& value, const std::string& dataset,
-                           const std::vector<std::string>& class_names);
+// --arms: "all" or names, kept in the table's order; pgd_at must be among them. Throws naming `flag`.
+std::vector<study::Arm> select_longtail_arms(const std::string& flag, const std::vector<study::Arm>& all,
+                                             const std::string& wanted);
 
 }  // namespace cw::protocols
