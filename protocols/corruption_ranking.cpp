@@ -9,7 +9,6 @@
 #include "eval/corruption_results.h"
 #include "fairness/agreement.h"
 #include "protocols/class_columns.h"
-#include "protocols/longtail_table.h"
 #include "report/run_data.h"
 
 namespace cw::protocols {
@@ -51,6 +50,18 @@ const nlohmann::json& need(const nlohmann::json& results, const std::string& nam
     const nlohmann::json* e = report::find_evaluation(results, name);
     if (!e) throw std::runtime_error(file + ": no evaluation '" + name + "'");
     return *e;
+}
+
+// "+1.2" / "−0.5" / "0.0": a change of fractions in points.
+std::string points_change(double delta) {
+    if (std::isnan(delta)) return "–";
+    const double p = delta * 100;
+    if (std::fabs(p) < 0.05) return "0.0";
+    std::ostringstream s;
+    s.setf(std::ios::fixed);
+    s.precision(1);
+    s << std::fabs(p);
+    return std::string(p > 0 ? "+" : "−") + s.str();
 }
 
 const ArmCorruptions* find_arm(const std::vector<ArmCorruptions>& arms, const std::string& name) {
