@@ -202,22 +202,30 @@ std::string corruption_ranking_markdown(const std::vector<std::string>& classes,
         const CorruptionRanking nr = rank_corruptions(*nat), ar = rank_corruptions(*adv);
         md << "## " << natural << " vs " << adversarial << " per corruption\n\nΔ = " << adversarial << " − "
            << natural << " in points (positive: adversarial training helps on that corruption).\n\n"
-           << "| corruption | family | " << natural << " | " << adversarial << " | Δ |\n|---|---|---|---|---|\n";
+           << "The two models' clean accuracies differ, so each one's drop from its own clean accuracy (corrupted − "
+           << "clean) is given too: the corruption's own effect.\n\n"
+           << "| corruption | family | " << natural << " | " << adversarial << " | Δ | " << natural << " drop | "
+           << adversarial << " drop |\n|---|---|---|---|---|---|---|\n";
         md << "| clean | | " << percent(nat->clean_accuracy) << " | " << percent(adv->clean_accuracy) << " | "
-           << points_change(adv->clean_accuracy - nat->clean_accuracy) << " |\n";
+           << points_change(adv->clean_accuracy - nat->clean_accuracy) << " | | |\n";
         for (const CorruptionColumn& c : nat->corruptions)
             for (const CorruptionColumn& d : adv->corruptions)
                 if (c.corruption == d.corruption)
                     md << "| " << c.corruption << " | " << corruption_family(c.corruption) << " | "
                        << percent(c.accuracy) << " | " << percent(d.accuracy) << " | "
-                       << points_change(d.accuracy - c.accuracy) << " |\n";
-        md << "\n| family | " << natural << " | " << adversarial << " | Δ |\n|---|---|---|---|\n";
+                       << points_change(d.accuracy - c.accuracy) << " | "
+                       << points_change(c.accuracy - nat->clean_accuracy) << " | "
+                       << points_change(d.accuracy - adv->clean_accuracy) << " |\n";
+        md << "\n| family | " << natural << " | " << adversarial << " | Δ | " << natural << " drop | " << adversarial
+           << " drop |\n|---|---|---|---|---|---|\n";
         for (size_t f = 0; f < nr.families.size(); ++f)
             for (size_t g = 0; g < ar.families.size(); ++g)
                 if (nr.families[f] == ar.families[g])
                     md << "| " << nr.families[f] << " | " << percent(nr.family_accuracy[f]) << " | "
                        << percent(ar.family_accuracy[g]) << " | "
-                       << points_change(ar.family_accuracy[g] - nr.family_accuracy[f]) << " |\n";
+                       << points_change(ar.family_accuracy[g] - nr.family_accuracy[f]) << " | "
+                       << points_change(nr.family_accuracy[f] - nat->clean_accuracy) << " | "
+                       << points_change(ar.family_accuracy[g] - adv->clean_accuracy) << " |\n";
         md << "\n";
     }
     return md.str();
@@ -240,6 +248,7 @@ nlohmann::json corruption_ranking_json(const std::vector<std::string>& classes, 
             cs.push_back({{"corruption", a.corruptions[j].corruption},
                           {"family", corruption_family(a.corruptions[j].corruption)},
                           {"accuracy", a.corruptions[j].accuracy},
+                          {"drop_vs_clean", a.corruptions[j].accuracy - a.clean_accuracy},
                           {"per_class_accuracy", list(a.corruptions[j].per_class)},
                           {"worst_class", name_of(classes, r.worst[j])},
                           {"spearman_vs_attack", number(r.rho_attack[j])},
