@@ -180,3 +180,12 @@ TEST_CASE("benz_corruptions: a bad --corruptions, --severities or --arms is one 
     }
     CHECK(!fs::exists("/tmp/cw_bc_bad/natural/history.csv"));   // nothing trained
 }
+
+TEST_CASE("benz_corruptions: --help lists the common, job and corruption flags", "[benz_corruptions]") {
+    const Output o = run_experiment("benz_corruptions", "--help");
+    REQUIRE(o.code == 0);
+    for (const std::string& flag : expected_help_flags())
+        if (flag != "--methods") CHECK(o.text.find(flag) != std::string::npos);
+    for (const char* flag : {"--arms", "--corruptions", "--severities"}) CHECK(o.text.find(flag) != std::string::npos);
+    CHECK(o.text.find("--final-corruptions") == std::string::npos);   // replaced by --corruptions
+}

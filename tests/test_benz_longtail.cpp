@@ -176,3 +176,18 @@ TEST_CASE("benz_longtail: a bad --critical-class, --critical-weights or --arms i
     }
     CHECK(!fs::exists("/tmp/cw_bl_bad/pgd_at/history.csv"));
 }
+
+TEST_CASE("benz_longtail: --help lists the common, job and remedy flags; the paper's setting", "[benz_longtail]") {
+    const Output o = run_experiment("benz_longtail", "--help");
+    REQUIRE(o.code == 0);
+    for (const std::string& flag : expected_help_flags())
+        if (flag != "--methods") CHECK(o.text.find(flag) != std::string::npos);
+    for (const char* flag : {"--arms", "--critical-class", "--critical-weights", "--cs-power", "--cb-beta",
+                             "--ldam-max-margin", "--drw-epoch", "--cos-lambda", "--target-prob"})
+        CHECK(o.text.find(flag) != std::string::npos);
+    CHECK(o.text.find("--critical-weight ") == std::string::npos);   // replaced by --critical-weights
+    const Output c = run_experiment("benz_longtail", "--print-config");
+    REQUIRE(c.code == 0);
+    CHECK(c.text.find("arch=\"resnet18\"") != std::string::npos);
+    CHECK(c.text.find("eps=\"8/255\"") != std::string::npos);
+}
