@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <iostream>
 #include <set>
+#include <sstream>
 
 #include "eval/atomic_file.h"
 #include "study/grid.h"
@@ -104,7 +105,13 @@ int main(int argc, char** argv) {
     app.add_option("--cell", cell_id, "run this one cell only: its index (0-based, a Slurm array task id) or "
                                       "<setting>/seed<k>");
     app.add_flag("--summary", summary_only, "only gather the finished cells into the summary");
-    if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
+    // The --quick line goes to stderr: stdout of --list-cells is piped into `parallel` as cell ids.
+    std::ostringstream parsed;
+    if (const int code = cli::parse(app, argc, argv, base.common, spec, parsed, std::cerr); code >= 0) {
+        std::cout << parsed.str();
+        return code;
+    }
+    std::cerr << parsed.str();
     return cli::run_guarded("benz_universality", [&]() -> int {
         if (int(print_grid) + int(list_cells) + int(!cell_id.empty()) + int(summary_only) > 1)
             throw std::invalid_argument("--print-grid, --list-cells, --cell and --summary: give one of them");

@@ -82,7 +82,7 @@ Grid grid_from_json(const nlohmann::json& j, const std::string& source) {
         throw std::invalid_argument(where + ": 'seeds' must be a non-empty list of whole numbers");
     std::set<uint64_t> seen_seeds;
     for (const auto& s : j.at("seeds")) {
-        if (!s.is_number_unsigned()) throw std::invalid_argument(where + ": seed " + s.dump() + " is not a whole number ≥ 0");
+        if (!s.is_number_integer() || s.get<int64_t>() < 0) throw std::invalid_argument(where + ": seed " + s.dump() + " is not a whole number ≥ 0");
         if (!seen_seeds.insert(s.get<uint64_t>()).second)
             throw std::invalid_argument(where + ": seed " + s.dump() + " is listed twice");
         g.seeds.push_back(s.get<uint64_t>());

@@ -94,6 +94,8 @@ TEST_CASE("benz grid: a bad config is one line naming the grid, the setting and 
     j = two_by_two();
     j["seeds"] = {1, 1};
     CHECK(error_of(j) == "grid 'g.json': seed 1 is listed twice");
+    j["seeds"] = {-1};
+    CHECK(error_of(j) == "grid 'g.json': seed -1 is not a whole number ≥ 0");
     j["seeds"] = nlohmann::json::array();
     CHECK(error_of(j) == "grid 'g.json': 'seeds' must be a non-empty list of whole numbers");
     j = two_by_two();

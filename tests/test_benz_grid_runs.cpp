@@ -110,7 +110,8 @@ TEST_CASE("benz grid runs: a full run resumes a half-done grid without retrainin
     // A second full run does nothing but the summary.
     const Output again = run_experiment("benz_universality", args(grid, dir));
     REQUIRE(again.code == 0);
-    REQUIRE(again.text.find(" into ") == std::string::npos);
+    REQUIRE(again.text.find("(natural) into") == std::string::npos);   // no "== cell i: <name> (<method>) into <dir>"
+    REQUIRE(again.text.find("(pgd_at) into") == std::string::npos);
     fs::remove_all(dir);
 }
 
@@ -139,4 +140,22 @@ TEST_CASE("benz grid runs: a cell without its dataset fails in one line; the sum
         if (c.at("cell") == "c100/seed0") listed = c.at("state").get<std::string>().rfind("failed: ", 0) == 0;
     REQUIRE(listed);
     fs::remove_all(dir);
+}
+
+TEST_CASE("benz grid runs: --help, --print-grid and --list-cells of the built-in grids", "[benz-grid-run]") {
+    const Output help = run_experiment("benz_universality", "--help");
+    REQUIRE(help.code == 0);
+    for (const std::string& flag : expected_help_flags())
+        if (flag != "--methods") CHECK(help.text.find(flag) != std::string::npos);   // a grid sets methods per setting
+    for (const std::string flag : {"--grid", "--print-grid", "--list-cells", "--cell", "--summary"})
+        CHECK(help.text.find(flag) != std::string::npos);
+    const Output quick = run_experiment("benz_universality", "--quick --list-cells", "2>/dev/null");
+    REQUIRE(quick.code == 0);
+    REQUIRE(line_count(quick.text) == 36);   // cell ids only (the --quick line is on stderr): `| parallel` reads them
+    const Output printed = run_experiment("benz_universality", "--grid quick --print-grid", "2>/dev/null");
+    REQUIRE(printed.code == 0);
+    REQUIRE(nlohmann::json::parse(printed.text).at("settings").size() == 12);
+    const Output both = run_experiment("benz_universality", "--grid quick --summary --cell 0", "2>&1 >/dev/null");
+    REQUIRE(both.code == 1);
+    REQUIRE(both.text == "benz_universality: --print-grid, --list-cells, --cell and --summary: give one of them\n");
 }
