@@ -106,6 +106,20 @@ double estimate_training_seconds(const Study& study, const cli::CommonFlags& com
     return total;
 }
 
+int run_arm(const Arm& a, const cli::CommonFlags& common, const std::string& dir, std::ostream& out, bool own_seed) {
+    if (common.resume && arm_finished(a, dir)) {
+        out << a.name << " finished before; skipped (" << dir << ")\n";
+        return 0;
+    }
+    out << a.name << " (" << a.job.method << ") into " << dir << "\n";
+    train::JobConfig job = a.job;
+    job.common = common;
+    job.common.out = dir;
+    job.common.epochs = a.job.common.epochs;   // an arm may train for fewer epochs (FRL's fine-tuning)
+    if (own_seed) job.common.seed = a.job.common.seed;
+    return train::run_job(job, out);
+}
+
 int run_study(const Study& study, const cli::CommonFlags& common, std::ostream& out) {
     if (study.arms.empty()) throw std::invalid_argument("study '" + study.title + "': no arms");
     std::set<std::string> names;
@@ -120,18 +134,8 @@ int run_study(const Study& study, const cli::CommonFlags& common, std::ostream& 
         Arm a = study.arms[i];
         const std::string dir = (fs::path(common.out) / a.name).string();
         dirs.push_back(dir);
-        if (common.resume && arm_finished(a, dir)) {
-            out << "== run " << i + 1 << "/" << study.arms.size() << ": " << a.name << " finished before; skipped ("
-                << dir << ")\n";
-            continue;
-        }
-        out << "== run " << i + 1 << "/" << study.arms.size() << ": " << a.name << " (" << a.job.method << ") into "
-            << dir << "\n";
-        train::JobConfig job = a.job;
-        job.common = common;
-        job.common.out = dir;
-        job.common.epochs = a.job.common.epochs;   // an arm may train for fewer epochs (FRL's fine-tuning)
-        if (const int code = train::run_job(job, out); code != 0) return code;
+        out << "== run " << i + 1 << "/" << study.arms.size() << ": ";
+        if (const int code = run_arm(a, common, dir, out); code != 0) return code;
     }
 
     std::vector<report::RunData> runs;

@@ -41,6 +41,12 @@ std::vector<Arm> arms_for_methods(const std::string& flag, const std::string& me
 // checkpoint (a --resume skips a finished arm).
 bool arm_finished(const Arm& arm, const std::string& arm_dir);
 
+// Runs one arm into `dir` with the study's common flags (the arm keeps its own epochs and seed when `own_seed`:
+// a grid cell's seed is its own). With common.resume a finished arm is skipped (returns 0, says so) and a
+// half-done one continues. Returns run_job's code.
+int run_arm(const Arm& arm, const cli::CommonFlags& common, const std::string& dir, std::ostream& out,
+            bool own_seed = false);
+
 // On a CPU a paper-scale study can take days: time a few optimiser steps of the first adversarial arm on this
 // machine and extrapolate to every arm's training (natural arms cost 1/(K+1) of it; evaluations come on top).
 // Returns the estimate in seconds (0 when nothing could be timed); prints it with the --quick alternative.

@@ -1,0 +1,381 @@
+#include "study/grid_summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+#include "eval/atomic_file.h"
+#include "fairness/agreement.h"
+#include "report/compare_page.h"
+#include "report/figure_heatmap.h"
+#include "report/gnuplot.h"
+#include "report/html.h"
+#include "report/run_data.h"
+#include "study/study.h"
+
+namespace cw::study {
+
+namespace fs = std::filesystem;
+
+Discrepancy discrepancy(const std::vector<double>& v) {
+    Discrepancy d;
+    double lo = INFINITY, hi = -INFINITY, sum = 0, sq = 0;
+    int n = 0;
+    for (size_t k = 0; k < v.size(); ++k) {
+        if (std::isnan(v[k])) continue;
+        if (v[k] < lo) lo = v[k], d.worst_class = static_cast<int>(k);
+        hi = std::max(hi, v[k]);
+        sum += v[k];
+        ++n;
+    }
+    if (n == 0) return {NAN, NAN, NAN, NAN, -1};
+    d.mean = sum / n;
+    for (double x : v)
+        if (!std::isnan(x)) sq += (x - d.mean) * (x - d.mean);
+    d.sd = std::sqrt(sq / n);
+    d.spread = hi - lo;
+    d.worst = lo;
+    return d;
+}
+
+std::vector<double> mean_over_runs(const std::vector<std::vector<double>>& runs) {
+    if (runs.empty()) return {};
+    std::vector<double> m(runs.front().size(), 0.0);
+    for (size_t k = 0; k < m.size(); ++k) {
+        int n = 0;
+        for (const auto& r : runs)
+            if (!std::isnan(r.at(k))) m[k] += r[k], ++n;
+        m[k] = n ? m[k] / n : NAN;
+    }
+    return m;
+}
+
+Agreement ranking_agreement(const std::vector<const SettingRuns*>& settings, bool robust) {
+    Agreement a;
+    const size_t n = settings.size();
+    a.matrix.assign(n, std::vector<double>(n, NAN));
+    double floor_sum = 0, across_sum = 0;
+    for (const SettingRuns* s : settings) a.settings.push_back(s->name);
+    for (size_t x = 0; x < n; ++x)
+        for (size_t y = 0; y < n; ++y) {
+            const auto& rx = robust ? settings[x]->robust : settings[x]->clean;
+            const auto& ry = robust ? settings[y]->robust : settings[y]->clean;
+            double sum = 0;
+            int pairs = 0;
+            for (size_t i = 0; i < rx.size(); ++i)
+                for (size_t j = 0; j < ry.size(); ++j) {
+                    if (x == y && i == j) continue;   // a run agrees with itself: no information
+                    const double rho = fairness::spearman(rx[i], ry[j]);
+                    if (std::isnan(rho)) continue;
+                    sum += rho;
+                    ++pairs;
+                    // Each unordered pair once in the pooled statistics (the matrix is symmetric).
+                    if (x < y || (x == y && i < j)) {
+                        if (x == y) {
+                            floor_sum += rho, ++a.floor_pairs;
+                            a.floor_min = std::isnan(a.floor_min) ? rho : std::min(a.floor_min, rho);
+                        } else {
+                            across_sum += rho, ++a.across_pairs;
+                            a.across_min = std::isnan(a.across_min) ? rho : std::min(a.across_min, rho);
+                        }
+                    }
+                }
+            if (pairs) a.matrix[x][y] = sum / pairs;
+        }
+    if (a.floor_pairs) a.floor_mean = floor_sum / a.floor_pairs;
+    if (a.across_pairs) a.across_mean = across_sum / a.across_pairs;
+    return a;
+}
+
+namespace {
+
+std::string fixed(double v, int digits) {
+    if (std::isnan(v)) return "–";
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(digits) << v;
+    return os.str();
+}
+std::string pct(double v) { return fixed(v * 100, 1); }
+nlohmann::json num(double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); }
+
+struct CellStatus {
+    std::string name, state;   // finished, missing, unfinished, failed: <line>
+};
+
+struct Gathered {
+    std::vector<SettingRuns> settings;
+    std::vector<std::vector<std::string>> dirs;   // [setting][finished seed]
+    std::vector<CellStatus> cells;
+    std::string checkpoint, attack;
+};
+
+Gathered gather(const Grid& grid, const train::JobConfig& defaults, const std::vector<std::string>& extra,
+                const std::string& source, const std::string& out) {
+    Gathered g;
+    g.settings.resize(grid.settings.size());
+    g.dirs.resize(grid.settings.size());
+    for (const GridCell& c : grid_cells(grid)) {
+        const train::JobConfig job = cell_job(grid, c, defaults, extra, source);
+        SettingRuns& s = g.settings[c.setting];
+        s.name = grid.settings[c.setting].name;
+        s.method = job.method;
+        s.group = job.data.dataset + (job.data.classes == "all" ? "" : " " + job.data.classes);
+        s.pair_key = s.group + " | " + flags_without_method(grid.settings[c.setting]);
+        const fs::path dir = fs::path(out) / c.name;
+        const fs::path error_file = dir / "grid_error.txt";
+        if (!arm_finished(Arm{c.name, job}, dir.string())) {
+            std::string state = fs::exists(error_file) ? "failed: " + eval::read_file_text(error_file.string())
+                                : fs::exists(dir)      ? "unfinished"
+                                                       : "missing";
+            state.erase(std::remove(state.begin(), state.end(), '\n'), state.end());
+            g.cells.push_back({c.name, state});
+            continue;
+        }
+        const auto checkpoints = cli::split_list(job.final_checkpoints);
+        const std::string checkpoint =
+            std::find(checkpoints.begin(), checkpoints.end(), "last") != checkpoints.end() ? "last" : checkpoints.front();
+        const auto attacks = cli::split_list(job.final_attacks);
+        const std::string attack = attacks.empty() ? "" : attacks.front();
+        if (g.checkpoint.empty()) g.checkpoint = checkpoint, g.attack = attack;
+        const nlohmann::json r = report::load_results_json((dir / ("eval_" + checkpoint) / "results.json").string());
+        const nlohmann::json* clean = report::find_evaluation(r, "clean");
+        const nlohmann::json* robust = attack.empty() ? nullptr : report::find_evaluation(r, attack);
+        if (!clean || (!attack.empty() && !robust)) {
+            g.cells.push_back({c.name, "failed: its results.json has no " + std::string(clean ? attack : "clean") +
+                                           " evaluation"});
+            continue;
+        }
+        const auto classes = r.at("classes").get<std::vector<std::string>>();
+        if (!s.classes.empty() && s.classes != classes) {
+            g.cells.push_back({c.name, "failed: its classes differ from the setting's other seeds"});
+            continue;
+        }
+        s.classes = classes;
+        s.seeds.push_back(grid.seeds[c.seed]);
+        s.clean.push_back(report::per_class_values(*clean, "per_class_accuracy"));
+        s.robust.push_back(robust ? report::per_class_values(*robust, "per_class_accuracy")
+                                  : std::vector<double>(classes.size(), NAN));
+        g.dirs[c.setting].push_back(dir.string());
+        g.cells.push_back({c.name, "finished"});
+    }
+    return g;
+}
+
+// The settings of each class set with at least one finished run, in grid order.
+std::map<std::string, std::vector<const SettingRuns*>> by_group(const Gathered& g, std::vector<std::string>& order) {
+    std::map<std::string, std::vector<const SettingRuns*>> groups;
+    for (const SettingRuns& s : g.settings) {
+        if (s.clean.empty()) continue;
+        if (!groups.count(s.group)) order.push_back(s.group);
+        groups[s.group].push_back(&s);
+    }
+    return groups;
+}
+
+std::string matrix_markdown(const Agreement& a) {
+    std::ostringstream md;
+    md << "| ρ |";
+    for (size_t i = 0; i < a.settings.size(); ++i) md << " " << i + 1 << " |";
+    md << "\n|---|";
+    for (size_t i = 0; i < a.settings.size(); ++i) md << "---:|";
+    md << "\n";
+    for (size_t i = 0; i < a.settings.size(); ++i) {
+        md << "| " << i + 1 << " " << a.settings[i] << " |";
+        for (double v : a.matrix[i]) md << " " << fixed(v, 2) << " |";
+        md << "\n";
+    }
+    return md.str();
+}
+
+std::string agreement_line(const Agreement& a) {
+    return "seed noise floor (diagonal): mean " + fixed(a.floor_mean, 2) + ", min " + fixed(a.floor_min, 2) + " over " +
+           std::to_string(a.floor_pairs) + " seed pairs; across settings: mean " + fixed(a.across_mean, 2) + ", min " +
+           fixed(a.across_min, 2) + " over " + std::to_string(a.across_pairs) + " run pairs";
+}
+
+nlohmann::json agreement_json(const Agreement& a) {
+    nlohmann::json m = nlohmann::json::array();
+    for (const auto& row : a.matrix) {
+        nlohmann::json r = nlohmann::json::array();
+        for (double v : row) r.push_back(num(v));
+        m.push_back(r);
+    }
+    return {{"settings", a.settings},          {"matrix", m},
+            {"floor_mean", num(a.floor_mean)}, {"floor_min", num(a.floor_min)},   {"floor_pairs", a.floor_pairs},
+            {"across_mean", num(a.across_mean)}, {"across_min", num(a.across_min)}, {"across_pairs", a.across_pairs}};
+}
+
+}  // namespace
+
+int write_grid_summary(const Grid& grid, const train::JobConfig& defaults, const std::vector<std::string>& extra,
+                       const std::string& source, const std::string& out, std::ostream& log) {
+    const Gathered g = gather(grid, defaults, extra, source, out);
+    const int finished = static_cast<int>(std::count_if(g.cells.begin(), g.cells.end(),
+                                                        [](const CellStatus& c) { return c.state == "finished"; }));
+    const std::string attack = g.attack.empty() ? "robust" : g.attack;
+    std::ostringstream md;
+    nlohmann::json js = {{"title", grid.title}, {"grid", grid_to_json(grid)}, {"checkpoint", g.checkpoint},
+                         {"attack", g.attack}, {"finished_cells", finished}, {"cells", static_cast<int>(g.cells.size())}};
+    md << "# " << grid.title << "\n\n" << finished << " of " << g.cells.size() << " cells finished. Per setting: the "
+       << "per-class accuracy averaged over its finished seeds (checkpoint " << g.checkpoint << ", " << attack
+       << " for robust), then the class mean, the worst class, the spread (best − worst class) and the SD over "
+       << "classes, in %.\n\n";
+
+    // ---- per setting -------------------------------------------------------------------------------------------
+    report::HtmlTable settings_html{{"setting", "dataset", "method", "seeds", "clean", "clean worst", "clean spread",
+                                     "clean SD", attack, attack + " worst", attack + " spread", attack + " SD"}, {}, {}, ""};
+    md << "| setting | dataset | method | seeds | clean | clean worst | clean spread | clean SD | " << attack << " | "
+       << attack << " worst | " << attack << " spread | " << attack << " SD |\n|---|---|---|---|"
+       << "---:|---|---:|---:|---:|---|---:|---:|\n";
+    js["settings"] = nlohmann::json::array();
+    for (size_t i = 0; i < g.settings.size(); ++i) {
+        const SettingRuns& s = g.settings[i];
+        if (s.clean.empty()) continue;
+        const auto mc = mean_over_runs(s.clean), mr = mean_over_runs(s.robust);
+        const Discrepancy dc = discrepancy(mc), dr = discrepancy(mr);
+        auto worst = [&](const Discrepancy& d) {
+            return d.worst_class < 0 ? std::string("–") : s.classes[d.worst_class] + " " + pct(d.worst);
+        };
+        const std::vector<std::string> row = {s.name, s.group, s.method, std::to_string(s.seeds.size()), pct(dc.mean),
+                                              worst(dc), pct(dc.spread), pct(dc.sd), pct(dr.mean), worst(dr),
+                                              pct(dr.spread), pct(dr.sd)};
+        md << "|";
+        for (const std::string& c : row) md << " " << c << " |";
+        md << "\n";
+        std::vector<std::string> cells;
+        for (const std::string& c : row) cells.push_back(report::html_escape(c));
+        settings_html.rows.push_back(cells);
+        nlohmann::json runs = nlohmann::json::array();
+        for (size_t k = 0; k < s.seeds.size(); ++k) {
+            nlohmann::json c = nlohmann::json::array(), r = nlohmann::json::array();
+            for (double v : s.clean[k]) c.push_back(num(v));
+            for (double v : s.robust[k]) r.push_back(num(v));
+            runs.push_back({{"seed", s.seeds[k]}, {"dir", g.dirs[i][k]}, {"clean", c}, {"robust", r}});
+        }
+        auto disc = [&](const Discrepancy& d) {
+            return nlohmann::json{{"mean", num(d.mean)}, {"spread", num(d.spread)}, {"sd", num(d.sd)},
+                                  {"worst", num(d.worst)},
+                                  {"worst_class", d.worst_class < 0 ? nlohmann::json(nullptr) : nlohmann::json(s.classes[d.worst_class])}};
+        };
+        js["settings"].push_back({{"name", s.name}, {"group", s.group}, {"method", s.method}, {"classes", s.classes},
+                                  {"clean", disc(dc)}, {"robust", disc(dr)}, {"runs", runs}});
+    }
+
+    // ---- natural vs adversarial (Benz: adversarial training widens the gap between classes) ---------------------
+    std::ostringstream pairs_md;
+    report::HtmlTable pairs_html{{"adversarial setting", "natural twin", "natural clean spread", "AT clean spread",
+                                  "AT " + attack + " spread", "natural clean SD", "AT clean SD", "AT " + attack + " SD",
+                                  "AT widens the clean gap", "AT " + attack + " gap wider than natural clean"}, {}, {}, ""};
+    js["natural_vs_adversarial"] = nlohmann::json::array();
+    for (const SettingRuns& at : g.settings) {
+        if (at.clean.empty() || at.method == "natural") continue;
+        const auto twin = std::find_if(g.settings.begin(), g.settings.end(), [&](const SettingRuns& s) {
+            return s.method == "natural" && s.pair_key == at.pair_key && !s.clean.empty();
+        });
+        if (twin == g.settings.end()) continue;
+        const Discrepancy nc = discrepancy(mean_over_runs(twin->clean)), ac = discrepancy(mean_over_runs(at.clean)),
+                          ar = discrepancy(mean_over_runs(at.robust));
+        const bool wider_clean = ac.spread > nc.spread, wider_robust = ar.spread > nc.spread;
+        const std::vector<std::string> row = {at.name, twin->name, pct(nc.spread), pct(ac.spread), pct(ar.spread),
+                                              pct(nc.sd), pct(ac.sd), pct(ar.sd), wider_clean ? "yes" : "no",
+                                              wider_robust ? "yes" : "no"};
+        pairs_md << "|";
+        for (const std::string& c : row) pairs_md << " " << c << " |";
+        pairs_md << "\n";
+        std::vector<std::string> cells;
+        for (const std::string& c : row) cells.push_back(report::html_escape(c));
+        pairs_html.rows.push_back(cells);
+        js["natural_vs_adversarial"].push_back({{"adversarial", at.name}, {"natural", twin->name},
+                                                {"natural_clean_spread", num(nc.spread)},
+                                                {"at_clean_spread", num(ac.spread)}, {"at_robust_spread", num(ar.spread)},
+                                                {"natural_clean_sd", num(nc.sd)}, {"at_clean_sd", num(ac.sd)},
+                                                {"at_robust_sd", num(ar.sd)}});
+    }
+    if (!pairs_html.rows.empty()) {
+        md << "\n## Natural vs adversarial training (spread = best − worst class, in %)\n\n| adversarial setting | "
+           << "natural twin | natural clean spread | AT clean spread | AT " << attack << " spread | natural clean SD | "
+           << "AT clean SD | AT " << attack << " SD | AT widens the clean gap | AT " << attack
+           << " gap wider than natural clean |\n|---|---|---:|---:|---:|---:|---:|---:|---|---|\n" << pairs_md.str();
+    }
+
+    // ---- agreement of rankings, per class set ------------------------------------------------------------------
+    md << "\n## Agreement of per-class rankings (Spearman's ρ), per dataset\n\nCell (a, b): the mean ρ over pairs of "
+       << "single runs (a seed of a, a seed of b); the diagonal pairs different seeds of one setting — the noise floor "
+       << "a universal ranking must beat. Datasets are never correlated with each other: their classes differ.\n";
+    std::vector<std::string> order;
+    const auto groups = by_group(g, order);
+    std::vector<report::Figure> figures;
+    std::ostringstream agreement_html;
+    js["agreement"] = nlohmann::json::object();
+    for (const std::string& group : order) {
+        const auto& members = groups.at(group);
+        md << "\n### " << group << "\n";
+        agreement_html << "<h3>" << report::html_escape(group) << "</h3>\n";
+        for (const bool robust : {false, true}) {
+            if (robust && g.attack.empty()) continue;
+            const Agreement a = ranking_agreement(members, robust);
+            const std::string which = robust ? attack : "clean";
+            md << "\n" << which << " accuracy: " << agreement_line(a) << ".\n\n" << matrix_markdown(a);
+            js["agreement"][group][robust ? "robust" : "clean"] = agreement_json(a);
+            agreement_html << "<p>" << report::html_escape(which + " accuracy: " + agreement_line(a)) << ".</p>\n";
+            std::string stem = "spearman_" + group + "_" + which;
+            std::replace_if(stem.begin(), stem.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-'; }, '_');
+            figures.push_back(report::heatmap_figure(
+                {stem, group + ": Spearman's ρ of the per-class " + which + " accuracies (mean over run pairs; "
+                       "diagonal: between seeds of one setting, the noise floor).",
+                 "setting", "setting", "Spearman's rho", a.settings, a.settings, a.matrix, -1, 1, true, "%.2f"}));
+        }
+    }
+
+    // ---- cells not finished ------------------------------------------------------------------------------------
+    std::ostringstream missing;
+    js["unfinished_cells"] = nlohmann::json::array();
+    for (const CellStatus& c : g.cells)
+        if (c.state != "finished") {
+            missing << "- " << c.name << ": " << c.state << "\n";
+            js["unfinished_cells"].push_back({{"cell", c.name}, {"state", c.state}});
+        }
+    if (!missing.str().empty()) md << "\n## Cells not in this summary\n\n" << missing.str();
+
+    eval::write_file_atomic((fs::path(out) / "summary.md").string(), md.str());
+    eval::write_file_atomic((fs::path(out) / "grid_summary.json").string(), js.dump(2) + "\n");
+
+    // ---- the page, with figures when gnuplot is there, and one comparison page per dataset ---------------------
+    std::ostringstream body;
+    body << "<h1>" << report::html_escape(grid.title) << "</h1>\n<p>" << finished << " of " << g.cells.size()
+         << " cells finished; checkpoint " << report::html_escape(g.checkpoint) << ".</p>\n"
+         << report::html_table(settings_html);
+    if (!pairs_html.rows.empty()) body << "<h2>Natural vs adversarial training</h2>\n" << report::html_table(pairs_html);
+    body << "<h2>Agreement of per-class rankings</h2>\n" << agreement_html.str();
+    const bool draw = report::gnuplot_available();
+    if (draw)
+        for (const report::Figure& f : figures)
+            body << report::html_figure(report::render(f, (fs::path(out) / "figures").string()), out);
+    body << "<h2>Per dataset, first finished seed of each setting</h2>\n<ul>\n";
+    for (const std::string& group : order) {
+        std::vector<report::RunData> runs;
+        for (const SettingRuns* s : groups.at(group))
+            for (size_t i = 0; i < g.settings.size(); ++i)
+                if (&g.settings[i] == s) runs.push_back(report::load_run(g.dirs[i].front()));
+        std::string folder = group;
+        std::replace(folder.begin(), folder.end(), ' ', '_');
+        std::replace(folder.begin(), folder.end(), ':', '_');
+        report::CompareOptions options;
+        options.checkpoint = g.checkpoint;
+        options.attack = g.attack;
+        options.figures = draw;
+        const std::string page = report::write_compare_page(runs, (fs::path(out) / "compare" / folder).string(), options);
+        body << "<li><a href=\"" << report::html_escape(fs::relative(page, out).string()) << "\">"
+             << report::html_escape(group) << "</a></li>\n";
+    }
+    body << "</ul>\n";
+    if (!missing.str().empty()) body << "<h2>Cells not in this summary</h2>\n<pre>" << report::html_escape(missing.str()) << "</pre>\n";
+    eval::write_file_atomic((fs::path(out) / "index.html").string(), report::html_page(grid.title, body.str()));
+    log << md.str() << "\nwrote " << (fs::path(out) / "summary.md").string() << ", grid_summary.json and index.html\n";
+    return finished;
+}
+
+}  // namespace cw::study
