@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <map>
@@ -23,6 +24,7 @@
 #include "eval/evaluator.h"
 #include "nn/checkpoint.h"
 #include "nn/model_registry.h"
+#include "nn/safetensors.h"
 #include "train/methods/method_util.h"
 
 namespace cw::train {
@@ -111,6 +113,56 @@ int classes_kept(const std::string& flag, const std::string& rule, int num_class
 }
 
 
+data::Dataset read_train_file(const std::string& path, const data::Dataset& like) {
+    const auto fail = [&](const std::string& why) { return std::invalid_argument("--train-file " + path + ": " + why); };
+    st::File f;
+    try {
+        f = st::read_file(path);
+    } catch (const std::exception& e) {
+        throw fail(e.what());
+    }
+    for (const char* key : {"images", "labels"})
+        if (!f.tensors.count(key)) throw fail(std::string("no tensor '") + key + "'");
+    const st::TensorRecord& img = f.tensors.at("images");
+    const st::TensorRecord& lab = f.tensors.at("labels");
+    const auto shape_text = [](const std::vector<int64_t>& s) {
+        std::string t;
+        for (int64_t d : s) t += (t.empty() ? "" : "x") + std::to_string(d);
+        return t;
+    };
+    const std::vector<int64_t> want = {like.channels, like.height, like.width};
+    if (img.dtype != st::DType::F32 || img.shape.size() != 4 || std::vector<int64_t>(img.shape.begin() + 1, img.shape.end()) != want)
+        throw fail("images must be F32 [N," + shape_text(want) + "] like " + like.name + ", got " +
+                   st::dtype_name(img.dtype) + " [" + shape_text(img.shape) + "]");
+    if (lab.dtype != st::DType::I32 || lab.shape != std::vector<int64_t>{img.shape[0]})
+        throw fail("labels must be I32 [" + std::to_string(img.shape[0]) + "], got " + st::dtype_name(lab.dtype) + " [" +
+                   shape_text(lab.shape) + "]");
+    if (img.shape[0] == 0) throw fail("no images");
+    data::Dataset d;
+    d.name = like.name.substr(0, like.name.find('/')) + "/" + std::filesystem::path(path).filename().string();
+    d.source = path;
+    d.channels = like.channels;
+    d.height = like.height;
+    d.width = like.width;
+    d.class_names = like.class_names;
+    d.labels.resize(static_cast<size_t>(img.shape[0]));
+    std::memcpy(d.labels.data(), lab.bytes.data(), lab.bytes.size());
+    for (size_t i = 0; i < d.labels.size(); ++i)
+        if (d.labels[i] < 0 || d.labels[i] >= like.num_classes())
+            throw fail("label " + std::to_string(d.labels[i]) + " of image " + std::to_string(i) + " is outside 0.." +
+                       std::to_string(like.num_classes() - 1) + " (" + like.name + " has " +
+                       std::to_string(like.num_classes()) + " classes)");
+    const std::vector<float> px = st::to_f32(img, path);
+    d.pixels.resize(px.size());
+    for (size_t i = 0; i < px.size(); ++i) {
+        if (!(px[i] >= 0.f && px[i] <= 1.f))
+            throw fail("pixel " + std::to_string(i) + " is " + std::to_string(px[i]) + ", outside [0,1]");
+        d.pixels[i] = static_cast<uint8_t>(std::lround(px[i] * 255.f));
+    }
+    d.check();
+    return d;
+}
+
 float default_eps(const std::string& dataset) {
     if (dataset == "mnist") return 0.3f;
     if (dataset == "fashion-mnist") return 0.1f;
@@ -132,6 +184,10 @@ void add_job_flags(CLI::App& app, JobConfig& job) {
                    "last:K (FRL/WAT, K=300), fraction:F")->capture_default_str();
     app.add_option("--train-n", d.train_n, "train on N images, class-proportional, in dataset order (0: all)")
         ->check(CLI::Range(int64_t{0}, int64_t{100000000}));
+    app.add_option("--train-file", d.train_file, "train on the images and labels of this safetensors file (images F32 "
+                                                 "[N,C,H,W], labels I32 [N]; e.g. a feature set of benz_features) "
+                                                 "instead of the dataset's training split; the test split stays --dataset's")
+        ->check(CLI::ExistingFile);
     app.add_option("--classes", d.classes, "all, or top:K: the K classes with the most training images (FRL's GTSRB: top:17)")
         ->capture_default_str();
     app.add_option("--epoch-eval-n", d.epoch_eval_n, "per-epoch evaluation on the first N of the --eval-n test images (0: all)")
@@ -213,6 +269,10 @@ int run_job(JobConfig& job, std::ostream& out) {
     // ---- data ----------------------------------------------------------------------------------------------
     auto train_set = std::make_shared<data::Dataset>(data::load_dataset(job.data.dataset, "train", common.data_dir));
     auto test_set = std::make_shared<data::Dataset>(data::load_dataset(job.data.dataset, "test", common.data_dir));
+    if (!job.data.train_file.empty()) {
+        *train_set = read_train_file(job.data.train_file, *train_set);
+        out << "training images: " << train_set->size() << " from " << job.data.train_file << " (--train-file)\n";
+    }
     if (job.data.classes != "all") {
         const std::vector<int> kept = data::most_frequent_classes(
             train_set->labels, train_set->num_classes(), classes_kept("--classes", job.data.classes, train_set->num_classes()));
@@ -296,7 +356,7 @@ int run_job(JobConfig& job, std::ostream& out) {
     nlohmann::json resolved = {{"experiment", job.experiment}, {"dataset", job.data.dataset}, {"arch", arch},
                                {"method", method->describe()}, {"eps", eps}, {"epochs", tc.epochs},
                                {"recipe", describe(tc.recipe)}, {"batch_size", job.data.batch_size},
-                               {"train_images", train_idx.size()}, {"val_split", job.data.val_split},
+                               {"train_images", train_idx.size()}, {"train_file", job.data.train_file}, {"val_split", job.data.val_split},
                                {"test_images", test_idx.size()}, {"seed", common.seed}, {"device", device.str()},
                                {"ema", tc.ema.every}, {"audit_steps", tc.audit_steps}, {"init", job.init},
                                {"command_line", common.command_line}};

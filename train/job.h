@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/common_flags.h"
+#include "datasets/dataset.h"
 #include "train/methods/registry.h"
 #include "train/trainer.h"
 
@@ -30,6 +31,10 @@ struct DataConfig {
     // Classes kept: all, or top:K — the K classes with the most training images, relabelled 0..K-1 in that order
     // (FRL's 17 GTSRB classes, fairness.md §B.5).
     std::string classes = "all";
+    // Train on these images instead of the dataset's training split (a safetensors file: "images" F32 [N,C,H,W]
+    // in [0,1], "labels" I32 [N]; e.g. Ilyas et al.'s robust / non-robust feature sets, protocols/feature_datasets.h).
+    // Shape and classes must be the dataset's; the test split still comes from `dataset`. Empty: off.
+    std::string train_file;
     int64_t eval_n = 0;           // evaluate on the first N test images (0: all)
     int64_t epoch_eval_n = 0;     // the per-epoch evaluation uses the first N of those (0: all eval_n)
     int64_t batch_size = 128;
@@ -63,6 +68,11 @@ void add_job_flags(CLI::App& app, JobConfig& job);
 // The --classes rule: "all" → 0 (every class); "top:K" → K; throws naming `flag` otherwise (K < 2 or above the
 // class count, or not a whole number).
 int classes_kept(const std::string& flag, const std::string& rule, int num_classes);
+
+// The --train-file images as a training set shaped like `like` (its classes, channels and size): pixels rounded to
+// the nearest of 256 levels, as every training set is held (datasets/dataset.h). Throws one line naming the file
+// on a missing tensor, a wrong dtype or shape, a label out of range or a pixel outside [0,1].
+data::Dataset read_train_file(const std::string& path, const data::Dataset& like);
 
 // ε by dataset when --eps is not given: MNIST 0.3, Fashion-MNIST 0.1, CIFAR-10/100, SVHN, GTSRB 8/255.
 float default_eps(const std::string& dataset);

@@ -10,4 +10,14 @@ void require_positive_side(int64_t side, int64_t input_size, const char* model) 
                          " is too small (a feature map would be empty)");
 }
 
+namespace {
+[[noreturn]] void no_accessor(const std::string& model) {
+    throw Error(model + ": no representation accessor (features()/head()); available for small_cnn, lenet5, "
+                        "mnist_wong, preact_resnet*, resnet* and wrn*");
+}
+}  // namespace
+
+Tensor Classifier::representation(const Tensor&) { no_accessor(type_name()); }
+Tensor Classifier::classify(const Tensor&) { no_accessor(type_name()); }
+
 }  // namespace cw::nn

@@ -13,11 +13,13 @@ LeNet5::LeNet5(int64_t num_classes, int64_t in_channels, int64_t input_size) : C
     fc3_ = register_module("fc3", std::make_shared<Linear>(84, num_classes));
 }
 
-Tensor LeNet5::logits(const Tensor& x) {
+Tensor LeNet5::representation(const Tensor& x) {
     Tensor h = max_pool2d(relu(conv1_->forward(x)), 2);
     h = max_pool2d(relu(conv2_->forward(h)), 2);
     h = relu(fc1_->forward(flatten(h)));
-    return fc3_->forward(relu(fc2_->forward(h)));
+    return relu(fc2_->forward(h));
 }
+
+Tensor LeNet5::classify(const Tensor& h) { return fc3_->forward(h); }
 
 }  // namespace cw::nn

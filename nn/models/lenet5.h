@@ -10,8 +10,10 @@ namespace cw::nn {
 class LeNet5 : public Classifier {
 public:
     LeNet5(int64_t num_classes = 10, int64_t in_channels = 3, int64_t input_size = 32);
+    bool has_features() const override { return true; }
 protected:
-    Tensor logits(const Tensor& x) override;
+    Tensor representation(const Tensor& x) override;
+    Tensor classify(const Tensor& h) override;
 private:
     std::shared_ptr<Conv2d> conv1_, conv2_;
     std::shared_ptr<Linear> fc1_, fc2_, fc3_;

@@ -12,9 +12,11 @@ MnistWong::MnistWong(int64_t num_classes, int64_t in_channels, int64_t input_siz
     fc2_ = register_module("7", std::make_shared<Linear>(100, num_classes));
 }
 
-Tensor MnistWong::logits(const Tensor& x) {
+Tensor MnistWong::representation(const Tensor& x) {
     Tensor h = relu(conv2_->forward(relu(conv1_->forward(x))));
-    return fc2_->forward(relu(fc1_->forward(flatten(h))));
+    return relu(fc1_->forward(flatten(h)));
 }
+
+Tensor MnistWong::classify(const Tensor& h) { return fc2_->forward(h); }
 
 }  // namespace cw::nn

@@ -44,12 +44,14 @@ PreActResNet::PreActResNet(std::vector<int> blocks, int64_t num_classes, int64_t
     linear_ = register_module("linear", std::make_shared<Linear>(512, num_classes));
 }
 
-Tensor PreActResNet::logits(const Tensor& x) {
+Tensor PreActResNet::representation(const Tensor& x) {
     Tensor h = conv1_->forward(x);
     for (auto& stage : layers_) h = stage->forward(h);
     if (bn_) h = relu(bn_->forward(h));
     // avg-pool 4x4 at 32x32 input == global average over the final map for every input size we build
-    return linear_->forward(global_avg_pool2d(h));
+    return global_avg_pool2d(h);
 }
+
+Tensor PreActResNet::classify(const Tensor& h) { return linear_->forward(h); }
 
 }  // namespace cw::nn

@@ -27,8 +27,10 @@ public:
     // blocks per stage, e.g. {2,2,2,2} for PreAct ResNet-18; input_size 32 (CIFAR), 64 (TinyImageNet), 28.
     PreActResNet(std::vector<int> blocks, int64_t num_classes, int64_t in_channels = 3, int64_t input_size = 32,
                  PreActShortcut variant = PreActShortcut::FromActivation, bool final_bn = true);
+    bool has_features() const override { return true; }
 protected:
-    Tensor logits(const Tensor& x) override;
+    Tensor representation(const Tensor& x) override;
+    Tensor classify(const Tensor& h) override;
 private:
     std::shared_ptr<Conv2d> conv1_;
     std::vector<std::shared_ptr<Sequential>> layers_;

@@ -64,10 +64,12 @@ ResNet::ResNet(Block block, std::vector<int> blocks, int64_t num_classes, int64_
     linear_ = register_module("linear", std::make_shared<Linear>(512 * expansion, num_classes));
 }
 
-Tensor ResNet::logits(const Tensor& x) {
+Tensor ResNet::representation(const Tensor& x) {
     Tensor h = relu(bn1_->forward(conv1_->forward(x)));
     for (auto& stage : layers_) h = stage->forward(h);
-    return linear_->forward(global_avg_pool2d(h));
+    return global_avg_pool2d(h);
 }
+
+Tensor ResNet::classify(const Tensor& h) { return linear_->forward(h); }
 
 }  // namespace cw::nn

@@ -36,8 +36,10 @@ public:
     // {2,2,2,2} Basic = ResNet-18, {3,4,6,3} Basic = ResNet-34, {3,4,6,3} Bottleneck = ResNet-50
     ResNet(Block block, std::vector<int> blocks, int64_t num_classes = 10, int64_t in_channels = 3,
            int64_t input_size = 32);
+    bool has_features() const override { return true; }
 protected:
-    Tensor logits(const Tensor& x) override;
+    Tensor representation(const Tensor& x) override;
+    Tensor classify(const Tensor& h) override;
 private:
     std::shared_ptr<Conv2d> conv1_;
     std::shared_ptr<BatchNorm2d> bn1_;

@@ -33,6 +33,13 @@ SmallCNN::SmallCNN(int64_t num_classes, int64_t in_channels, int64_t input_size,
     fc3->bias->zero_();
 }
 
-Tensor SmallCNN::logits(const Tensor& x) { return classifier_->forward(flatten(features_->forward(x))); }
+// The representation is the output of relu2 (the input of fc3): every classifier layer but the last.
+Tensor SmallCNN::representation(const Tensor& x) {
+    Tensor h = flatten(features_->forward(x));
+    for (size_t i = 0; i + 1 < classifier_->size(); ++i) h = (*classifier_)[i]->forward(h);
+    return h;
+}
+
+Tensor SmallCNN::classify(const Tensor& h) { return (*classifier_)[classifier_->size() - 1]->forward(h); }
 
 }  // namespace cw::nn

@@ -10,8 +10,10 @@ namespace cw::nn {
 class SmallCNN : public Classifier {
 public:
     SmallCNN(int64_t num_classes = 10, int64_t in_channels = 1, int64_t input_size = 28, float drop = 0.5f);
+    bool has_features() const override { return true; }
 protected:
-    Tensor logits(const Tensor& x) override;
+    Tensor representation(const Tensor& x) override;
+    Tensor classify(const Tensor& h) override;
 private:
     std::shared_ptr<Sequential> features_, classifier_;
 };

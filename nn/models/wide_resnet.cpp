@@ -57,9 +57,11 @@ WideResNet::WideResNet(int depth, int widen, int64_t num_classes, int64_t in_cha
     fc_->bias->zero_();
 }
 
-Tensor WideResNet::logits(const Tensor& x) {
+Tensor WideResNet::representation(const Tensor& x) {
     Tensor h = block3_->forward(block2_->forward(block1_->forward(conv1_->forward(x))));
-    return fc_->forward(global_avg_pool2d(relu(bn1_->forward(h))));
+    return global_avg_pool2d(relu(bn1_->forward(h)));
 }
+
+Tensor WideResNet::classify(const Tensor& h) { return fc_->forward(h); }
 
 }  // namespace cw::nn

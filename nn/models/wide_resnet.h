@@ -26,8 +26,10 @@ public:
     // "sub_block1" group (in its state dict, never in forward); RobustBench builds it for TRADES checkpoints.
     WideResNet(int depth, int widen, int64_t num_classes = 10, int64_t in_channels = 3, int64_t input_size = 32,
                bool sub_block1 = false, float drop_rate = 0.f);
+    bool has_features() const override { return true; }
 protected:
-    Tensor logits(const Tensor& x) override;
+    Tensor representation(const Tensor& x) override;
+    Tensor classify(const Tensor& h) override;
 private:
     std::shared_ptr<Conv2d> conv1_;
     std::shared_ptr<Module> block1_, block2_, block3_;
