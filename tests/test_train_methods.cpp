@@ -31,9 +31,14 @@ constexpr double kTolerance = 1e-5;
 // trades, 5 for trades_cfa at the third step; 0 at the first two). Those moved pixels shift the next step's
 // update by up to ~5e-4 of a tensor's scale. Which step first shows a flip depends on the CPU's float32 kernels: on
 // the AVX-512 host of our H100 machine it was the second (per-sample error 2.1e-5, logits 1.8e-3). TRADES' steps
-// after the first are held to 2e-3; its first step, every other method and every loss to kTolerance.
+// after the first are held to 2e-3; its first step, every other method and every loss to kTolerance — except
+// TRADES' later losses, held to 1e-4: the flipped pixels move the batch's summed loss too (1.07e-5 of it at the
+// third step on a Zen 5 EPYC with two threads), though far less than single logits, the sum averaging them out.
 double tolerance(const std::string& name, int step) {
     return name.rfind("trades", 0) == 0 && step >= 1 ? 2e-3 : kTolerance;
+}
+double loss_tolerance(const std::string& name, int step) {
+    return name.rfind("trades", 0) == 0 && step >= 1 ? 1e-4 : kTolerance;
 }
 
 const st::File& twins() {
@@ -140,7 +145,7 @@ TEST_CASE("train methods: loss, per-sample terms, adversarial logits and 3 SGD s
                 const double e_logits = worst_error(out.logits.to_vector(), twin(c.name + ".logits" + std::to_string(step)));
                 INFO(at << ": loss " << loss << " (twin " << want_loss[step] << ", error " << e_loss << "), per-sample error "
                         << e_per << ", logits error " << e_logits);
-                REQUIRE(e_loss <= kTolerance);
+                REQUIRE(e_loss <= loss_tolerance(c.name, step));
                 REQUIRE(e_per <= tol);
                 REQUIRE(e_logits <= tol);
                 worst = std::max({worst, e_loss, e_per, e_logits});
