@@ -1,6 +1,7 @@
 // experiments/benz_features end to end on the synthetic set (its --quick path made tiny: LeNet-5, 200 images, one
-// epoch, 40-image feature sets of 10 steps): the sources, the two feature sets and their construction losses, three
-// arms with contract results.json, the tables, --resume redoing nothing, and given source weights training none.
+// epoch, 40-image feature sets of 10 steps, 2 epochs on each set): the sources, the two feature sets and their
+// construction losses, three arms with contract results.json, the tables, --resume redoing nothing, and given
+// source weights training none.
 #include <catch2/catch.hpp>
 
 #include "nn/safetensors.h"
@@ -12,7 +13,7 @@ namespace {
 const char* kTiny =
     "--quick --dataset synthetic --arch lenet5 --train-n 200 --eval-n 40 --epoch-eval-n 20 --epochs 1 --attack-steps 2 "
     "--eval-steps 2 --batch-size 50 --optimizer adam --lr 0.003 --wd 0 --device cpu --seed 1 --feature-n 40 "
-    "--feature-steps 10 --feature-batch-size 20";
+    "--feature-steps 10 --feature-batch-size 20 --set-epochs 2";
 }
 
 TEST_CASE("benz_features: sources, feature sets, three arms per class on the synthetic set", "[benz_features][experiments]") {
@@ -21,6 +22,7 @@ TEST_CASE("benz_features: sources, feature sets, three arms per class on the syn
     INFO(o.text);
     REQUIRE(o.code == 0);
     for (const std::string src : {"natural", "pgd_at"}) CHECK(contract_results(out / "sources" / src / "eval_last/results.json").at("method") == src);
+    CHECK(nlohmann::json::parse(read_text(out / "sources/pgd_at/job.json")).at("epochs") == 1);
     for (const std::string arm : {"original", "robust_set", "nonrobust_set"}) {
         INFO(arm);
         const nlohmann::json r = contract_results(out / arm / "eval_last/results.json");
@@ -29,6 +31,7 @@ TEST_CASE("benz_features: sources, feature sets, three arms per class on the syn
         CHECK(cw::report::find_evaluation(r, "pgd20") != nullptr);
         const auto job = nlohmann::json::parse(read_text(out / arm / "job.json"));
         CHECK(job.at("train_images") == 40);   // 4 per class
+        CHECK(job.at("epochs") == 2);          // --set-epochs, not the sources' --epochs
         const std::string file = arm == "original" ? "original" : arm == "robust_set" ? "robust" : "nonrobust";
         CHECK(job.at("train_file") == (out / "feature_sets" / (file + ".safetensors")).string());
     }
