@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
         if (attacks.empty()) throw std::invalid_argument("--final-attacks: the ranking under attack needs an attack");
         const std::string checkpoint = cli::split_list(base.final_checkpoints).at(0);
         study::Study s;
-        s.title = base.data.dataset + ", " + (base.arch.empty() ? train::default_arch(base.data.dataset) : base.arch) +
+        s.title = study::data_and_model(base) +
                   ": common corruptions per class, natural vs adversarial training (Benz et al. 3.4)";
         s.arms = study::arms_for_methods("--arms", arms, base);
         s.attack = attacks.front();

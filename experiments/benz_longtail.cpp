@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
         const int critical = protocols::resolve_critical_class(critical_text, classes);
         const std::vector<float> weights = protocols::parse_critical_weights("--critical-weights", critical_weights);
         study::Study s;
-        s.title = base.data.dataset + ", " + (base.arch.empty() ? train::default_arch(base.data.dataset) : base.arch) +
+        s.title = study::data_and_model(base) +
                   ": long-tail remedies against PGD-AT, critical class " + classes[static_cast<size_t>(critical)] +
                   " (Benz et al. 3.3)";
         s.arms = protocols::select_longtail_arms("--arms", protocols::longtail_arms(base, critical, weights), arms);

@@ -52,15 +52,13 @@ int main(int argc, char** argv) {
     cli::add_common_flags(app, base.common, spec);
     train::add_job_flags(app, base);
     app.get_option("--arch")->capture_default_str();
-    app.remove_option(app.get_option("--method"));
-    app.add_option("--methods", methods, "the models compared, in order (each trains and is audited in <out>/<method>)")
-        ->capture_default_str();
+    study::add_methods_flag(app, methods);
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("benz_similarity", [&] {
         const std::vector<std::string> attacks = cli::split_list(base.final_attacks);
         if (attacks.empty()) throw std::invalid_argument("--final-attacks: the analysis needs an attack (e.g. pgd20)");
         study::Study s;
-        s.title = base.data.dataset + ", " + (base.arch.empty() ? train::default_arch(base.data.dataset) : base.arch) +
+        s.title = study::data_and_model(base) +
                   ": confusion structure and cross-class similarity, natural vs adversarial training (Benz et al. §3.2)";
         s.arms = study::arms_for_methods("--methods", methods, base);
         s.attack = attacks.front();

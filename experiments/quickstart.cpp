@@ -44,9 +44,7 @@ int main(int argc, char** argv) {
     CLI::App app{"classwise quickstart: natural vs PGD-AT vs a fair method, class by class", "quickstart"};
     cli::add_common_flags(app, base.common, spec);
     train::add_job_flags(app, base);
-    app.remove_option(app.get_option("--method"));
-    app.add_option("--methods", methods, "the methods compared, in order (each trains and is audited in <out>/<method>)")
-        ->capture_default_str();
+    study::add_methods_flag(app, methods);
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("quickstart", [&] {
         study::Study s;

@@ -72,9 +72,7 @@ int main(int argc, char** argv) {
     // The paper's architecture and radius for this dataset, shown by --help and --print-config.
     app.get_option("--arch")->capture_default_str();
     app.get_option("--eps")->capture_default_str();
-    app.remove_option(app.get_option("--method"));
-    app.add_option("--methods", methods, "the models compared, in order (each trains and is audited in <out>/<method>)")
-        ->capture_default_str();
+    study::add_methods_flag(app, methods);
     app.add_option("--low-eps", low_eps, "second PGD-20 radius of the final evaluation (Figure 1: 4/255 on CIFAR-10); "
                                          "none to skip")
         ->capture_default_str();

@@ -8,17 +8,11 @@
 
 #include "fairness/agreement.h"
 #include "report/run_data.h"
+#include "report/table_values.h"
 
 namespace cw::protocols {
 
 namespace {
-nlohmann::json number_or_null(double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); }
-std::string fixed(double v, int digits) {
-    if (std::isnan(v)) return "–";
-    std::ostringstream os;
-    os << std::fixed << std::setprecision(digits) << v;
-    return os.str();
-}
 // rates[a][b]: share of class a's samples predicted as b (0 for a class without samples).
 std::vector<std::vector<double>> row_rates(const fairness::Confusion& m) {
     std::vector<std::vector<double>> r(m.size(), std::vector<double>(m.size(), 0.0));
@@ -29,13 +23,6 @@ std::vector<std::vector<double>> row_rates(const fairness::Confusion& m) {
             for (size_t b = 0; b < m.size(); ++b) r[a][b] = static_cast<double>(m[a][b]) / static_cast<double>(n);
     }
     return r;
-}
-double mean_of(const std::vector<double>& v) {
-    double s = 0;
-    int n = 0;
-    for (double x : v)
-        if (!std::isnan(x)) s += x, ++n;
-    return n ? s / n : NAN;
 }
 }  // namespace
 
@@ -100,7 +87,7 @@ double pearson(const std::vector<double>& a, const std::vector<double>& b) {
     for (size_t i = 0; i < a.size(); ++i)
         if (!std::isnan(a[i]) && !std::isnan(b[i])) x.push_back(a[i]), y.push_back(b[i]);
     if (x.size() < 2) return NAN;
-    const double mx = mean_of(x), my = mean_of(y);
+    const double mx = report::mean_defined(x), my = report::mean_defined(y);
     double sxy = 0, sxx = 0, syy = 0;
     for (size_t i = 0; i < x.size(); ++i) {
         sxy += (x[i] - mx) * (y[i] - my);
@@ -146,8 +133,8 @@ EvaluationStructure structure_of(const nlohmann::json& results, const std::strin
     std::stable_sort(s.similar.begin(), s.similar.end(),
                      [](const SimilarPair& x, const SimilarPair& y) { return x.cosine > y.cosine; });
     if (s.similar.size() > top) s.similar.resize(top);
-    s.cosine_within = mean_of(within);
-    s.cosine_across = mean_of(across);
+    s.cosine_within = report::mean_defined(within);
+    s.cosine_across = report::mean_defined(across);
     return s;
 }
 }  // namespace
@@ -180,29 +167,29 @@ nlohmann::json structure_json(const EvaluationStructure& s, const std::vector<st
     for (const SimilarPair& p : s.similar) similar.push_back({{"a", classes[p.a]}, {"b", classes[p.b]}, {"cosine", p.cosine}});
     nlohmann::json j = {{"eval", s.eval},
                         {"most_confused_pairs", confused},
-                        {"symmetric_share", number_or_null(s.symmetric)},
+                        {"symmetric_share", report::number_or_null(s.symmetric)},
                         {"most_similar_pairs", similar},
-                        {"mean_of_mean_other", number_or_null(mean_of(s.mean_other))}};
+                        {"mean_of_mean_other", report::number_or_null(report::mean_defined(s.mean_other))}};
     if (s.superclass) {
         j["superclass"] = {{"errors", s.superclass->errors},
                            {"within", s.superclass->within},
-                           {"share", number_or_null(s.superclass->share)},
-                           {"chance_share", number_or_null(s.superclass->chance)},
-                           {"cosine_within", number_or_null(s.cosine_within)},
-                           {"cosine_across", number_or_null(s.cosine_across)}};
+                           {"share", report::number_or_null(s.superclass->share)},
+                           {"chance_share", report::number_or_null(s.superclass->chance)},
+                           {"cosine_within", report::number_or_null(s.cosine_within)},
+                           {"cosine_across", report::number_or_null(s.cosine_across)}};
     }
     return j;
 }
-std::string pct(double fraction) { return fixed(100 * fraction, 1); }
+std::string pct(double fraction) { return report::fixed_or_dash(100 * fraction, 1); }
 void structure_markdown(std::ostringstream& md, const EvaluationStructure& s, const std::vector<std::string>& classes) {
     md << "Most-confused pairs, " << s.eval << " (rates: % of the first class's samples predicted as the second, and "
        << "the other way; symmetric share of all confusion " << pct(s.symmetric) << "%):\n\n"
        << "| pair | a → b (%) | b → a (%) | smaller / larger |\n|---|---|---|---|\n";
     for (const ConfusedPair& p : s.confused)
         md << "| " << classes[p.a] << " ↔ " << classes[p.b] << " | " << pct(p.rate_ab) << " | " << pct(p.rate_ba) << " | "
-           << fixed(std::min(p.rate_ab, p.rate_ba) / std::max(p.rate_ab, p.rate_ba), 2) << " |\n";
+           << report::fixed_or_dash(std::min(p.rate_ab, p.rate_ba) / std::max(p.rate_ab, p.rate_ba), 2) << " |\n";
     md << "\nMost similar pairs by the cosine of mean logit vectors, " << s.eval << ":";
-    for (const SimilarPair& p : s.similar) md << " " << classes[p.a] << "–" << classes[p.b] << " " << fixed(p.cosine, 2) << ";";
+    for (const SimilarPair& p : s.similar) md << " " << classes[p.a] << "–" << classes[p.b] << " " << report::fixed_or_dash(p.cosine, 2) << ";";
     md << "\n\n";
 }
 }  // namespace
@@ -211,17 +198,17 @@ nlohmann::json similarity_json(const SimilarityAnalysis& s) {
     nlohmann::json rel = nlohmann::json::array();
     for (const Relation& r : s.relations)
         rel.push_back({{"similarity", r.similarity}, {"vulnerability", r.vulnerability},
-                       {"spearman", number_or_null(r.spearman)}, {"pearson", number_or_null(r.pearson)},
+                       {"spearman", report::number_or_null(r.spearman)}, {"pearson", report::number_or_null(r.pearson)},
                        {"classes", r.classes}});
     nlohmann::json per_class = nlohmann::json::array();
     for (size_t k = 0; k < s.classes.size(); ++k)
         per_class.push_back({{"class", s.classes[k]},
-                             {"clean_mean_other", number_or_null(s.clean.mean_other[k])},
-                             {"clean_max_other", number_or_null(s.clean.max_other[k])},
-                             {"attacked_mean_other", number_or_null(s.attacked.mean_other[k])},
-                             {"attacked_max_other", number_or_null(s.attacked.max_other[k])},
-                             {"clean_error", number_or_null(s.clean.error[k])},
-                             {"robust_error", number_or_null(s.attacked.error[k])}});
+                             {"clean_mean_other", report::number_or_null(s.clean.mean_other[k])},
+                             {"clean_max_other", report::number_or_null(s.clean.max_other[k])},
+                             {"attacked_mean_other", report::number_or_null(s.attacked.mean_other[k])},
+                             {"attacked_max_other", report::number_or_null(s.attacked.max_other[k])},
+                             {"clean_error", report::number_or_null(s.clean.error[k])},
+                             {"robust_error", report::number_or_null(s.attacked.error[k])}});
     return {{"clean", structure_json(s.clean, s.classes)},
             {"attacked", structure_json(s.attacked, s.classes)},
             {"relations", rel},
@@ -236,19 +223,19 @@ std::string similarity_markdown(const std::string& arm, const SimilarityAnalysis
               "across superclasses |\n|---|---|---|---|---|---|\n";
         for (const EvaluationStructure* e : {&s.clean, &s.attacked})
             md << "| " << e->eval << " | " << e->superclass->errors << " | " << e->superclass->within << " | "
-               << pct(e->superclass->share) << " | " << pct(e->superclass->chance) << " | " << fixed(e->cosine_within, 2)
-               << " / " << fixed(e->cosine_across, 2) << " |\n";
+               << pct(e->superclass->share) << " | " << pct(e->superclass->chance) << " | " << report::fixed_or_dash(e->cosine_within, 2)
+               << " / " << report::fixed_or_dash(e->cosine_across, 2) << " |\n";
         md << "\n";
     }
     structure_markdown(md, s.clean, s.classes);
     structure_markdown(md, s.attacked, s.classes);
-    md << "Mean cross-class similarity (mean over classes of mean_other): clean " << fixed(mean_of(s.clean.mean_other), 3)
-       << ", " << s.attacked.eval << " " << fixed(mean_of(s.attacked.mean_other), 3) << ".\n\n"
+    md << "Mean cross-class similarity (mean over classes of mean_other): clean " << report::fixed_or_dash(report::mean_defined(s.clean.mean_other), 3)
+       << ", " << s.attacked.eval << " " << report::fixed_or_dash(report::mean_defined(s.attacked.mean_other), 3) << ".\n\n"
        << "A class's similarity to the others against its vulnerability (over classes):\n\n"
        << "| similarity | vulnerability | Spearman ρ | Pearson r | classes |\n|---|---|---|---|---|\n";
     for (const Relation& r : s.relations)
-        md << "| " << r.similarity << " | " << r.vulnerability << " | " << fixed(r.spearman, 2) << " | "
-           << fixed(r.pearson, 2) << " | " << r.classes << " |\n";
+        md << "| " << r.similarity << " | " << r.vulnerability << " | " << report::fixed_or_dash(r.spearman, 2) << " | "
+           << report::fixed_or_dash(r.pearson, 2) << " | " << r.classes << " |\n";
     return md.str() + "\n";
 }
 

@@ -9,6 +9,7 @@
 
 #include "fairness/agreement.h"
 #include "report/figure_bars.h"
+#include "report/table_values.h"
 
 namespace cw::protocols {
 
@@ -17,16 +18,6 @@ bool per_epoch_eval(const std::string& eval) {
     for (const char* p : {"test_", "val_", "ema_test_", "ema_val_"})
         if (eval.rfind(p, 0) == 0) return true;
     return false;
-}
-nlohmann::json number_or_null(double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); }
-std::string fixed(double v, int digits) {
-    if (std::isnan(v)) return "–";
-    std::ostringstream os;
-    os << std::fixed << std::setprecision(digits) << v;
-    return os.str();
-}
-std::string class_name(const std::vector<std::string>& classes, int k) {
-    return k >= 0 && k < static_cast<int>(classes.size()) ? classes[static_cast<size_t>(k)] : "–";
 }
 }  // namespace
 
@@ -109,13 +100,13 @@ nlohmann::json trend_json(const TrendAnalysis& t, const std::vector<std::string>
     for (size_t i = 0; i < t.epochs.size(); ++i)
         epochs.push_back({{"epoch", t.epochs[i]},
                           {"worst_class", t.worst[i]},
-                          {"worst_class_name", class_name(classes, t.worst[i])},
+                          {"worst_class_name", report::class_label(classes, t.worst[i])},
                           {"classes_tied_worst", t.tied[i]},
-                          {"worst_accuracy", number_or_null(t.worst_accuracy[i])},
-                          {"class_mean", number_or_null(t.class_mean[i])},
-                          {"spread", number_or_null(t.spread[i])},
-                          {"spearman_previous", number_or_null(t.spearman_previous[i])},
-                          {"spearman_last", number_or_null(t.spearman_last[i])}});
+                          {"worst_accuracy", report::number_or_null(t.worst_accuracy[i])},
+                          {"class_mean", report::number_or_null(t.class_mean[i])},
+                          {"spread", report::number_or_null(t.spread[i])},
+                          {"spearman_previous", report::number_or_null(t.spearman_previous[i])},
+                          {"spearman_last", report::number_or_null(t.spearman_last[i])}});
     const int last = t.worst.empty() ? -1 : t.worst.back();
     return {{"eval", t.eval},
             {"evaluated_epochs", t.epochs.size()},
@@ -124,7 +115,7 @@ nlohmann::json trend_json(const TrendAnalysis& t, const std::vector<std::string>
             {"changes_at_ties", t.changes_at_ties},
             {"distinct_worst_classes", t.distinct_worst},
             {"final_worst_class", last},
-            {"final_worst_class_name", class_name(classes, last)},
+            {"final_worst_class_name", report::class_label(classes, last)},
             {"stable_from_epoch", t.stable_from},
             {"epochs", epochs}};
 }
@@ -139,21 +130,21 @@ std::string trends_markdown(const std::string& arm, const std::vector<TrendAnaly
     for (const TrendAnalysis& t : trends) {
         std::string at;
         for (int64_t e : t.change_epochs) at += (at.empty() ? "" : ", ") + std::to_string(e);
-        md << "| " << t.eval << " | " << t.epochs.size() << " | " << class_name(classes, t.worst.back()) << " | "
+        md << "| " << t.eval << " | " << t.epochs.size() << " | " << report::class_label(classes, t.worst.back()) << " | "
            << t.stable_from << " | " << t.changes << (at.empty() ? "" : " (" + at + ")")
            << (t.changes_at_ties ? ", " + std::to_string(t.changes_at_ties) + " at a tie" : "") << " | " << t.distinct_worst
-           << " | " << fixed(t.spearman_last.front(), 2) << " | " << fixed(100 * t.spread.front(), 1) << " → "
-           << fixed(100 * t.spread.back(), 1) << " |\n";
+           << " | " << report::fixed_or_dash(t.spearman_last.front(), 2) << " | " << report::fixed_or_dash(100 * t.spread.front(), 1) << " → "
+           << report::fixed_or_dash(100 * t.spread.back(), 1) << " |\n";
     }
     for (const TrendAnalysis& t : trends) {
         md << "\n### " << arm << ", " << t.eval << " per epoch\n\n| epoch | worst class | its accuracy (%) | class mean (%) | "
               "spread (points) | ρ with the previous | ρ with the last |\n|---|---|---|---|---|---|---|\n";
         for (size_t i = 0; i < t.epochs.size(); ++i)
-            md << "| " << t.epochs[i] << " | " << class_name(classes, t.worst[i])
+            md << "| " << t.epochs[i] << " | " << report::class_label(classes, t.worst[i])
                << (t.tied[i] > 1 ? " (+" + std::to_string(t.tied[i] - 1) + " tied)" : "") << " | "
-               << fixed(100 * t.worst_accuracy[i], 1) << " | " << fixed(100 * t.class_mean[i], 1) << " | "
-               << fixed(100 * t.spread[i], 1) << " | " << fixed(t.spearman_previous[i], 2) << " | "
-               << fixed(t.spearman_last[i], 2) << " |\n";
+               << report::fixed_or_dash(100 * t.worst_accuracy[i], 1) << " | " << report::fixed_or_dash(100 * t.class_mean[i], 1) << " | "
+               << report::fixed_or_dash(100 * t.spread[i], 1) << " | " << report::fixed_or_dash(t.spearman_previous[i], 2) << " | "
+               << report::fixed_or_dash(t.spearman_last[i], 2) << " |\n";
     }
     return md.str() + "\n";
 }

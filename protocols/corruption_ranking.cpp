@@ -10,41 +10,12 @@
 #include "fairness/agreement.h"
 #include "protocols/class_columns.h"
 #include "report/run_data.h"
+#include "report/table_values.h"
 
 namespace cw::protocols {
 
 namespace {
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-nlohmann::json number(double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); }
-
-std::string rho_text(double r) {
-    if (std::isnan(r)) return "–";
-    std::ostringstream s;
-    s.setf(std::ios::fixed);
-    s.precision(2);
-    s << r;
-    return s.str();
-}
-
-double mean_defined(const std::vector<double>& v) {
-    double sum = 0;
-    int n = 0;
-    for (double x : v)
-        if (!std::isnan(x)) sum += x, ++n;
-    return n ? sum / n : kNaN;
-}
-
-int worst_class(const std::vector<double>& v) {
-    int w = -1;
-    for (size_t k = 0; k < v.size(); ++k)
-        if (!std::isnan(v[k]) && (w < 0 || v[k] < v[static_cast<size_t>(w)])) w = static_cast<int>(k);
-    return w;
-}
-
-std::string name_of(const std::vector<std::string>& classes, int k) {
-    return k >= 0 && k < static_cast<int>(classes.size()) ? classes[static_cast<size_t>(k)] : "–";
-}
 
 const nlohmann::json& need(const nlohmann::json& results, const std::string& name, const std::string& file) {
     const nlohmann::json* e = report::find_evaluation(results, name);
@@ -104,7 +75,7 @@ CorruptionRanking rank_corruptions(const ArmCorruptions& a) {
                                         std::to_string(n_classes));
         r.rho_attack.push_back(fairness::spearman(c.per_class, a.attacked));
         r.rho_clean.push_back(fairness::spearman(c.per_class, a.clean));
-        r.worst.push_back(worst_class(c.per_class));
+        r.worst.push_back(report::argmin_defined(c.per_class));
         for (size_t k = 0; k < n_classes; ++k)
             if (!std::isnan(c.per_class[k])) r.average[k] += c.per_class[k], ++counted[k];
         acc_sum += c.accuracy;
@@ -114,7 +85,7 @@ CorruptionRanking rank_corruptions(const ArmCorruptions& a) {
     r.average_accuracy = a.corruptions.empty() ? kNaN : acc_sum / static_cast<double>(a.corruptions.size());
     r.average_rho_attack = fairness::spearman(r.average, a.attacked);
     r.average_rho_clean = fairness::spearman(r.average, a.clean);
-    r.mean_rho_attack = mean_defined(r.rho_attack);
+    r.mean_rho_attack = report::mean_defined(r.rho_attack);
     r.clean_rho_attack = fairness::spearman(a.clean, a.attacked);
     for (const std::string& f : corruption_families()) {
         double sum = 0;
@@ -166,7 +137,7 @@ std::string corruption_ranking_markdown(const std::vector<std::string>& classes,
         const ArmCorruptions& a = arms[i];
         const CorruptionRanking& r = ranks[i];
         md << "## " << a.arm << "\n\nClean " << percent(a.clean_accuracy) << "%, " << attack << " "
-           << percent(a.attacked_accuracy) << "%; ρ(clean, " << attack << ") = " << rho_text(r.clean_rho_attack)
+           << percent(a.attacked_accuracy) << "%; ρ(clean, " << attack << ") = " << report::fixed_or_dash(r.clean_rho_attack, 2)
            << ". ρ = Spearman's rank correlation of the per-class accuracies.\n\n"
            << "| corruption | family | accuracy | worst class | ρ vs " << attack << " | ρ vs clean |\n"
            << "|---|---|---|---|---|---|\n";
@@ -174,14 +145,14 @@ std::string corruption_ranking_markdown(const std::vector<std::string>& classes,
             const CorruptionColumn& c = a.corruptions[j];
             const int w = r.worst[j];
             md << "| " << c.corruption << " | " << corruption_family(c.corruption) << " | " << percent(c.accuracy)
-               << " | " << name_of(classes, w) << " " << (w >= 0 ? percent(c.per_class[static_cast<size_t>(w)]) : "–")
-               << " | " << rho_text(r.rho_attack[j]) << " | " << rho_text(r.rho_clean[j]) << " |\n";
+               << " | " << report::class_label(classes, w) << " " << (w >= 0 ? percent(c.per_class[static_cast<size_t>(w)]) : "–")
+               << " | " << report::fixed_or_dash(r.rho_attack[j], 2) << " | " << report::fixed_or_dash(r.rho_clean[j], 2) << " |\n";
         }
-        const int w = worst_class(r.average);
-        md << "| **average** | | " << percent(r.average_accuracy) << " | " << name_of(classes, w) << " "
-           << (w >= 0 ? percent(r.average[static_cast<size_t>(w)]) : "–") << " | " << rho_text(r.average_rho_attack)
-           << " | " << rho_text(r.average_rho_clean) << " |\n\nMean of the per-corruption ρ vs " << attack << ": "
-           << rho_text(r.mean_rho_attack) << ".\n\n| family | mean accuracy |\n|---|---|\n";
+        const int w = report::argmin_defined(r.average);
+        md << "| **average** | | " << percent(r.average_accuracy) << " | " << report::class_label(classes, w) << " "
+           << (w >= 0 ? percent(r.average[static_cast<size_t>(w)]) : "–") << " | " << report::fixed_or_dash(r.average_rho_attack, 2)
+           << " | " << report::fixed_or_dash(r.average_rho_clean, 2) << " |\n\nMean of the per-corruption ρ vs " << attack << ": "
+           << report::fixed_or_dash(r.mean_rho_attack, 2) << ".\n\n| family | mean accuracy |\n|---|---|\n";
         for (size_t f = 0; f < r.families.size(); ++f)
             md << "| " << r.families[f] << " | " << percent(r.family_accuracy[f]) << " |\n";
         md << "\nPer class (corruptions pooled over their severities):\n\n| class | clean | " << attack << " |";
@@ -236,7 +207,7 @@ nlohmann::json corruption_ranking_json(const std::vector<std::string>& classes, 
                                        const std::vector<CorruptionRanking>& ranks) {
     auto list = [](const std::vector<double>& v) {
         nlohmann::json j = nlohmann::json::array();
-        for (double x : v) j.push_back(number(x));
+        for (double x : v) j.push_back(report::number_or_null(x));
         return j;
     };
     nlohmann::json out = {{"classes", classes}, {"attack", attack}, {"arms", nlohmann::json::array()}};
@@ -250,9 +221,9 @@ nlohmann::json corruption_ranking_json(const std::vector<std::string>& classes, 
                           {"accuracy", a.corruptions[j].accuracy},
                           {"drop_vs_clean", a.corruptions[j].accuracy - a.clean_accuracy},
                           {"per_class_accuracy", list(a.corruptions[j].per_class)},
-                          {"worst_class", name_of(classes, r.worst[j])},
-                          {"spearman_vs_attack", number(r.rho_attack[j])},
-                          {"spearman_vs_clean", number(r.rho_clean[j])}});
+                          {"worst_class", report::class_label(classes, r.worst[j])},
+                          {"spearman_vs_attack", report::number_or_null(r.rho_attack[j])},
+                          {"spearman_vs_clean", report::number_or_null(r.rho_clean[j])}});
         nlohmann::json fam = nlohmann::json::object();
         for (size_t f = 0; f < r.families.size(); ++f) fam[r.families[f]] = r.family_accuracy[f];
         out["arms"].push_back({{"arm", a.arm},
@@ -262,12 +233,12 @@ nlohmann::json corruption_ranking_json(const std::vector<std::string>& classes, 
                                {"per_class_attack", list(a.attacked)},
                                {"corruptions", cs},
                                {"average",
-                                {{"accuracy", number(r.average_accuracy)},
+                                {{"accuracy", report::number_or_null(r.average_accuracy)},
                                  {"per_class_accuracy", list(r.average)},
-                                 {"spearman_vs_attack", number(r.average_rho_attack)},
-                                 {"spearman_vs_clean", number(r.average_rho_clean)}}},
-                               {"mean_spearman_vs_attack", number(r.mean_rho_attack)},
-                               {"spearman_clean_vs_attack", number(r.clean_rho_attack)},
+                                 {"spearman_vs_attack", report::number_or_null(r.average_rho_attack)},
+                                 {"spearman_vs_clean", report::number_or_null(r.average_rho_clean)}}},
+                               {"mean_spearman_vs_attack", report::number_or_null(r.mean_rho_attack)},
+                               {"spearman_clean_vs_attack", report::number_or_null(r.clean_rho_attack)},
                                {"families", fam}});
     }
     return out;

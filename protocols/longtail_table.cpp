@@ -8,32 +8,12 @@
 
 #include "protocols/class_columns.h"
 #include "report/html.h"
+#include "report/table_values.h"
 
 namespace cw::protocols {
 
 namespace {
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-double class_mean(const std::vector<double>& v) {
-    double sum = 0;
-    int n = 0;
-    for (double x : v)
-        if (!std::isnan(x)) sum += x, ++n;
-    return n ? sum / n : kNaN;
-}
-
-int worst_class(const std::vector<double>& v) {
-    int w = -1;
-    for (size_t k = 0; k < v.size(); ++k)
-        if (!std::isnan(v[k]) && (w < 0 || v[k] < v[static_cast<size_t>(w)])) w = static_cast<int>(k);
-    return w;
-}
-
-std::string class_label(const std::vector<std::string>& classes, int k) {
-    return k >= 0 && k < static_cast<int>(classes.size()) ? classes[static_cast<size_t>(k)] : "–";
-}
-
-nlohmann::json number(double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); }
 
 // The baseline's cells say "–" for a change: it is the reference, not a change of 0 measured.
 std::string change_cell(const CriticalTable& t, size_t row, double delta) {
@@ -54,9 +34,9 @@ CriticalTable critical_table(const std::string& evaluation, const std::vector<Ar
     if (critical < 0 || critical >= static_cast<int>(base.size()))
         throw std::invalid_argument("critical table: critical class " + std::to_string(critical) + " out of range");
     const size_t c = static_cast<size_t>(critical);
-    const int base_worst = worst_class(base);
+    const int base_worst = report::argmin_defined(base);
     const double base_worst_value = base_worst >= 0 ? base[static_cast<size_t>(base_worst)] : kNaN;
-    const double base_average = class_mean(base);
+    const double base_average = report::mean_defined(base);
     for (const ArmAccuracy& a : arms) {
         if (a.per_class.size() != base.size())
             throw std::invalid_argument("critical table: arm '" + a.arm + "' has " + std::to_string(a.per_class.size()) +
@@ -65,9 +45,9 @@ CriticalTable critical_table(const std::string& evaluation, const std::vector<Ar
         r.arm = a.arm;
         r.critical = a.per_class[c];
         r.critical_delta = a.per_class[c] - base[c];
-        r.average = class_mean(a.per_class);
+        r.average = report::mean_defined(a.per_class);
         r.average_delta = r.average - base_average;
-        r.worst = worst_class(a.per_class);
+        r.worst = report::argmin_defined(a.per_class);
         r.worst_value = r.worst >= 0 ? a.per_class[static_cast<size_t>(r.worst)] : kNaN;
         r.worst_delta = r.worst_value - base_worst_value;
         // The cost to the others: the critical class is left out, and so is a class either side has no samples of.
@@ -94,13 +74,13 @@ std::string points_change(double delta) {
 }
 
 std::string critical_markdown(const CriticalTable& t, const std::vector<std::string>& classes) {
-    const std::string name = class_label(classes, t.critical);
+    const std::string name = report::class_label(classes, t.critical);
     std::ostringstream md;
     md << "| arm | **" << name << "** (critical) | Δ **" << name << "** | average | Δ average | worst class | "
        << "Δ worst | others' mean Δ |\n|---|---|---|---|---|---|---|---|\n";
     for (size_t i = 0; i < t.rows.size(); ++i) {
         const CriticalRow& r = t.rows[i];
-        const std::string worst = class_label(classes, r.worst);
+        const std::string worst = report::class_label(classes, r.worst);
         md << "| " << r.arm << " | **" << percent(r.critical) << "** | **" << change_cell(t, i, r.critical_delta)
            << "** | " << percent(r.average) << " | " << change_cell(t, i, r.average_delta) << " | "
            << (r.worst == t.critical ? "**" + worst + "**" : worst) << " " << percent(r.worst_value) << " | "
@@ -132,7 +112,7 @@ std::string critical_per_class_markdown(const std::vector<std::string>& classes,
 
 std::string critical_html(const CriticalTable& t, const std::vector<std::string>& classes) {
     report::HtmlTable h;
-    const std::string name = class_label(classes, t.critical);
+    const std::string name = report::class_label(classes, t.critical);
     h.header = {"arm", name + " (critical)", "Δ " + name, "average", "Δ average", "worst class", "Δ worst",
                 "others' mean Δ"};
     for (size_t i = 0; i < t.rows.size(); ++i) {
@@ -140,7 +120,7 @@ std::string critical_html(const CriticalTable& t, const std::vector<std::string>
         h.rows.push_back({report::html_escape(r.arm), report::percent_cell(r.critical),
                           report::html_escape(change_cell(t, i, r.critical_delta)), report::percent_cell(r.average),
                           report::html_escape(change_cell(t, i, r.average_delta)),
-                          report::html_escape(class_label(classes, r.worst)) + " " + report::percent_cell(r.worst_value),
+                          report::html_escape(report::class_label(classes, r.worst)) + " " + report::percent_cell(r.worst_value),
                           report::html_escape(change_cell(t, i, r.worst_delta)),
                           report::html_escape(change_cell(t, i, r.others_delta))});
         h.classes.push_back({"", "num critical", "num critical", "num", "num", r.worst == t.critical ? "critical" : "",
@@ -173,16 +153,16 @@ nlohmann::json critical_json(const CriticalTable& t, const std::vector<std::stri
     nlohmann::json rows = nlohmann::json::array();
     for (const CriticalRow& r : t.rows)
         rows.push_back({{"arm", r.arm},
-                        {"critical", number(r.critical)},
-                        {"critical_delta", number(r.critical_delta)},
-                        {"average", number(r.average)},
-                        {"average_delta", number(r.average_delta)},
-                        {"worst_class", class_label(classes, r.worst)},
-                        {"worst", number(r.worst_value)},
-                        {"worst_delta", number(r.worst_delta)},
-                        {"others_mean_delta", number(r.others_delta)}});
+                        {"critical", report::number_or_null(r.critical)},
+                        {"critical_delta", report::number_or_null(r.critical_delta)},
+                        {"average", report::number_or_null(r.average)},
+                        {"average_delta", report::number_or_null(r.average_delta)},
+                        {"worst_class", report::class_label(classes, r.worst)},
+                        {"worst", report::number_or_null(r.worst_value)},
+                        {"worst_delta", report::number_or_null(r.worst_delta)},
+                        {"others_mean_delta", report::number_or_null(r.others_delta)}});
     return {{"evaluation", t.evaluation},
-            {"critical_class", class_label(classes, t.critical)},
+            {"critical_class", report::class_label(classes, t.critical)},
             {"critical_index", t.critical},
             {"baseline", t.rows.at(static_cast<size_t>(t.baseline)).arm},
             {"rows", rows}};

@@ -7,21 +7,6 @@
 
 namespace cw::report {
 
-int argmin_defined(const std::vector<double>& v) {
-    int best = -1;
-    for (size_t i = 0; i < v.size(); ++i)
-        if (!std::isnan(v[i]) && (best < 0 || v[i] < v[best])) best = static_cast<int>(i);
-    return best;
-}
-
-double mean_defined(const std::vector<double>& v) {
-    double s = 0;
-    int n = 0;
-    for (double x : v)
-        if (!std::isnan(x)) s += x, ++n;
-    return n ? s / n : std::nan("");
-}
-
 std::string gp_number(double v, int digits) {
     if (std::isnan(v)) return "NaN";
     std::ostringstream os;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "report/gnuplot.h"
+#include "report/table_values.h"   // argmin_defined, mean_defined (the charts' worst-class marker and mean lines)
 
 namespace cw::report {
 
@@ -25,9 +26,6 @@ struct BarChart {
 
 Figure bar_figure(const BarChart& chart);
 
-// Index of the smallest non-NaN value; -1 if there is none (lowest index on ties, as the metrics do).
-int argmin_defined(const std::vector<double>& v);
-double mean_defined(const std::vector<double>& v);
 // A gnuplot-readable number: fixed with `digits` decimals, "NaN" for NaN.
 std::string gp_number(double v, int digits = 4);
 

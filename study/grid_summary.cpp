@@ -14,6 +14,7 @@
 #include "report/gnuplot.h"
 #include "report/html.h"
 #include "report/run_data.h"
+#include "report/table_values.h"
 #include "study/study.h"
 
 namespace cw::study {
@@ -92,14 +93,7 @@ Agreement ranking_agreement(const std::vector<const SettingRuns*>& settings, boo
 
 namespace {
 
-std::string fixed(double v, int digits) {
-    if (std::isnan(v)) return "–";
-    std::ostringstream os;
-    os << std::fixed << std::setprecision(digits) << v;
-    return os.str();
-}
-std::string pct(double v) { return fixed(v * 100, 1); }
-nlohmann::json num(double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); }
+std::string pct(double v) { return report::fixed_or_dash(v * 100, 1); }
 
 struct CellStatus {
     std::string name, state;   // finished, missing, unfinished, failed: <line>
@@ -184,28 +178,28 @@ std::string matrix_markdown(const Agreement& a) {
     md << "\n";
     for (size_t i = 0; i < a.settings.size(); ++i) {
         md << "| " << i + 1 << " " << a.settings[i] << " |";
-        for (double v : a.matrix[i]) md << " " << fixed(v, 2) << " |";
+        for (double v : a.matrix[i]) md << " " << report::fixed_or_dash(v, 2) << " |";
         md << "\n";
     }
     return md.str();
 }
 
 std::string agreement_line(const Agreement& a) {
-    return "seed noise floor (diagonal): mean " + fixed(a.floor_mean, 2) + ", min " + fixed(a.floor_min, 2) + " over " +
-           std::to_string(a.floor_pairs) + " seed pairs; across settings: mean " + fixed(a.across_mean, 2) + ", min " +
-           fixed(a.across_min, 2) + " over " + std::to_string(a.across_pairs) + " run pairs";
+    return "seed noise floor (diagonal): mean " + report::fixed_or_dash(a.floor_mean, 2) + ", min " + report::fixed_or_dash(a.floor_min, 2) + " over " +
+           std::to_string(a.floor_pairs) + " seed pairs; across settings: mean " + report::fixed_or_dash(a.across_mean, 2) + ", min " +
+           report::fixed_or_dash(a.across_min, 2) + " over " + std::to_string(a.across_pairs) + " run pairs";
 }
 
 nlohmann::json agreement_json(const Agreement& a) {
     nlohmann::json m = nlohmann::json::array();
     for (const auto& row : a.matrix) {
         nlohmann::json r = nlohmann::json::array();
-        for (double v : row) r.push_back(num(v));
+        for (double v : row) r.push_back(report::number_or_null(v));
         m.push_back(r);
     }
     return {{"settings", a.settings},          {"matrix", m},
-            {"floor_mean", num(a.floor_mean)}, {"floor_min", num(a.floor_min)},   {"floor_pairs", a.floor_pairs},
-            {"across_mean", num(a.across_mean)}, {"across_min", num(a.across_min)}, {"across_pairs", a.across_pairs}};
+            {"floor_mean", report::number_or_null(a.floor_mean)}, {"floor_min", report::number_or_null(a.floor_min)},   {"floor_pairs", a.floor_pairs},
+            {"across_mean", report::number_or_null(a.across_mean)}, {"across_min", report::number_or_null(a.across_min)}, {"across_pairs", a.across_pairs}};
 }
 
 }  // namespace
@@ -251,13 +245,13 @@ int write_grid_summary(const Grid& grid, const train::JobConfig& defaults, const
         nlohmann::json runs = nlohmann::json::array();
         for (size_t k = 0; k < s.seeds.size(); ++k) {
             nlohmann::json c = nlohmann::json::array(), r = nlohmann::json::array();
-            for (double v : s.clean[k]) c.push_back(num(v));
-            for (double v : s.robust[k]) r.push_back(num(v));
+            for (double v : s.clean[k]) c.push_back(report::number_or_null(v));
+            for (double v : s.robust[k]) r.push_back(report::number_or_null(v));
             runs.push_back({{"seed", s.seeds[k]}, {"dir", g.dirs[i][k]}, {"clean", c}, {"robust", r}});
         }
         auto disc = [&](const Discrepancy& d) {
-            return nlohmann::json{{"mean", num(d.mean)}, {"spread", num(d.spread)}, {"sd", num(d.sd)},
-                                  {"worst", num(d.worst)},
+            return nlohmann::json{{"mean", report::number_or_null(d.mean)}, {"spread", report::number_or_null(d.spread)}, {"sd", report::number_or_null(d.sd)},
+                                  {"worst", report::number_or_null(d.worst)},
                                   {"worst_class", d.worst_class < 0 ? nlohmann::json(nullptr) : nlohmann::json(s.classes[d.worst_class])}};
         };
         js["settings"].push_back({{"name", s.name}, {"group", s.group}, {"method", s.method}, {"classes", s.classes},
@@ -289,10 +283,10 @@ int write_grid_summary(const Grid& grid, const train::JobConfig& defaults, const
         for (const std::string& c : row) cells.push_back(report::html_escape(c));
         pairs_html.rows.push_back(cells);
         js["natural_vs_adversarial"].push_back({{"adversarial", at.name}, {"natural", twin->name},
-                                                {"natural_clean_spread", num(nc.spread)},
-                                                {"at_clean_spread", num(ac.spread)}, {"at_robust_spread", num(ar.spread)},
-                                                {"natural_clean_sd", num(nc.sd)}, {"at_clean_sd", num(ac.sd)},
-                                                {"at_robust_sd", num(ar.sd)}});
+                                                {"natural_clean_spread", report::number_or_null(nc.spread)},
+                                                {"at_clean_spread", report::number_or_null(ac.spread)}, {"at_robust_spread", report::number_or_null(ar.spread)},
+                                                {"natural_clean_sd", report::number_or_null(nc.sd)}, {"at_clean_sd", report::number_or_null(ac.sd)},
+                                                {"at_robust_sd", report::number_or_null(ar.sd)}});
     }
     if (!pairs_html.rows.empty()) {
         md << "\n## Natural vs adversarial training (spread = best − worst class, in %)\n\n| adversarial setting | "

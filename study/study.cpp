@@ -1,5 +1,7 @@
 #include "study/study.h"
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -38,6 +40,16 @@ std::vector<Arm> arms_for_methods(const std::string& flag, const std::string& me
     }
     if (arms.empty()) throw std::invalid_argument(flag + ": no methods given");
     return arms;
+}
+
+void add_methods_flag(CLI::App& app, std::string& methods) {
+    app.remove_option(app.get_option("--method"));
+    app.add_option("--methods", methods, "the methods compared, in order (each trains and is audited in <out>/<method>)")
+        ->capture_default_str();
+}
+
+std::string data_and_model(const train::JobConfig& base) {
+    return base.data.dataset + ", " + (base.arch.empty() ? train::default_arch(base.data.dataset) : base.arch);
 }
 
 bool arm_finished(const Arm& a, const std::string& arm_dir) {

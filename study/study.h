@@ -37,6 +37,14 @@ Arm arm(const std::string& name, const train::JobConfig& base, const std::string
 // method or a repeated one.
 std::vector<Arm> arms_for_methods(const std::string& flag, const std::string& methods, const train::JobConfig& base);
 
+// Replaces the job flag --method by --methods (the list arms_for_methods reads), for the binaries whose arms are
+// methods.
+void add_methods_flag(CLI::App& app, std::string& methods);
+
+// "cifar10, resnet18": the data and the model the arms share (the dataset's default model when --arch is not
+// given), the start of the binaries' study titles.
+std::string data_and_model(const train::JobConfig& base);
+
 // True when the arm's every final evaluation has its results.json, or was skipped because the run never wrote that
 // checkpoint (a --resume skips a finished arm).
 bool arm_finished(const Arm& arm, const std::string& arm_dir);
