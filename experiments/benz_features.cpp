@@ -78,12 +78,7 @@ void write_original(const data::Dataset& train, const std::vector<int64_t>& idx,
     }
     st::File f;
     f.tensors["images"] = st::from_f32(px, {static_cast<int64_t>(idx.size()), train.channels, train.height, train.width});
-    st::TensorRecord l;
-    l.dtype = st::DType::I32;
-    l.shape = {static_cast<int64_t>(labels.size())};
-    l.bytes.resize(labels.size() * 4);
-    std::memcpy(l.bytes.data(), labels.data(), l.bytes.size());
-    f.tensors["labels"] = l;
+    f.tensors["labels"] = st::from_i32(labels, {static_cast<int64_t>(labels.size())});
     f.metadata["dataset"] = train.name;
     st::write_file(path, f);
 }

@@ -554,6 +554,56 @@ uint64_t count_nonfinite(const TensorRecord& t, const std::string& context) {
     return bad;
 }
 
+namespace {
+template <class Int>
+TensorRecord from_ints(const std::vector<Int>& values, const std::vector<int64_t>& shape, DType dtype) {
+    TensorRecord t;
+    t.dtype = dtype;
+    t.shape = shape;
+    const uint64_t n = numel(shape, "integer tensor");
+    if (n != values.size())
+        throw ShapeError(std::string(dtype_name(dtype)) + " tensor: shape has " + std::to_string(n) +
+                         " elements but " + std::to_string(values.size()) + " values were given");
+    t.bytes.resize(values.size() * sizeof(Int));
+    for (size_t i = 0; i < values.size(); ++i)
+        store_le(t.bytes.data() + i * sizeof(Int), static_cast<uint64_t>(values[i]), static_cast<int>(sizeof(Int)));
+    return t;
+}
+}  // namespace
+
+TensorRecord from_i32(const std::vector<int32_t>& values, const std::vector<int64_t>& shape) {
+    return from_ints(values, shape, DType::I32);
+}
+
+TensorRecord from_i64(const std::vector<int64_t>& values, const std::vector<int64_t>& shape) {
+    return from_ints(values, shape, DType::I64);
+}
+
+std::vector<int64_t> to_i64(const TensorRecord& t, const std::string& context) {
+    if (t.dtype != DType::I64 && t.dtype != DType::I32)
+        fail(context, std::string("has dtype ") + dtype_name(t.dtype) + ", expected I32 or I64");
+    const size_t width = dtype_size(t.dtype);
+    const uint64_t n = numel(t.shape, context);
+    if (t.bytes.size() != n * width) fail(context, "holds " + std::to_string(t.bytes.size()) + " bytes for " + std::to_string(n) + " values");
+    std::vector<int64_t> out(n);
+    for (size_t i = 0; i < n; ++i) {
+        const uint64_t raw = load_le(t.bytes.data() + i * width, static_cast<int>(width));
+        out[i] = width == 4 ? static_cast<int32_t>(static_cast<uint32_t>(raw)) : static_cast<int64_t>(raw);
+    }
+    return out;
+}
+
+std::vector<int32_t> to_i32(const TensorRecord& t, const std::string& context) {
+    const std::vector<int64_t> wide = to_i64(t, context);
+    std::vector<int32_t> out(wide.size());
+    for (size_t i = 0; i < wide.size(); ++i) {
+        if (wide[i] < INT32_MIN || wide[i] > INT32_MAX)
+            fail(context, "value " + std::to_string(wide[i]) + " at " + std::to_string(i) + " does not fit in 32 bits");
+        out[i] = static_cast<int32_t>(wide[i]);
+    }
+    return out;
+}
+
 TensorRecord from_i64_scalar(int64_t value) {
     TensorRecord t;
     t.dtype = DType::I64;

@@ -66,6 +66,13 @@ std::vector<float> to_f32(const TensorRecord& t, const std::string& context = "t
 // the float range counts); 0 for other dtypes.
 uint64_t count_nonfinite(const TensorRecord& t, const std::string& context = "tensor");
 
+// Integer tensors (labels, dataset indices), little-endian whatever the host. to_i32 / to_i64 accept I32 or I64
+// and throw FormatError when a value does not fit.
+TensorRecord from_i32(const std::vector<int32_t>& values, const std::vector<int64_t>& shape);
+TensorRecord from_i64(const std::vector<int64_t>& values, const std::vector<int64_t>& shape);
+std::vector<int32_t> to_i32(const TensorRecord& t, const std::string& context = "tensor");
+std::vector<int64_t> to_i64(const TensorRecord& t, const std::string& context = "tensor");
+
 // BatchNorm's num_batches_tracked: an I64 scalar, shape [].
 TensorRecord from_i64_scalar(int64_t value);
 // Accepts I64 or I32 holding exactly one element (shape [] or [1]).

@@ -8,6 +8,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "attacks/attack.h"
 #include "datasets/batch.h"
 #include "engine/autograd.h"
 #include "engine/ops.h"
@@ -42,12 +43,7 @@ FeatureMatch match_features(nn::Classifier& model, const Tensor& targets, const 
     if (targets.shape() != start.shape() || targets.ndim() != 4)
         throw ShapeError("match_features: targets " + targets.describe() + " and starts " + start.describe() +
                          " must be equal [B,C,H,W]");
-    struct EvalMode {   // eval for the descent, the caller's mode back afterwards (also on an exception)
-        nn::Classifier& m;
-        bool was;
-        explicit EvalMode(nn::Classifier& model) : m(model), was(model.is_training()) { m.eval(); }
-        ~EvalMode() { m.train(was); }
-    } eval_mode(model);
+    attacks::ModeScope eval_mode(model, attacks::ModelMode::Eval);   // the caller's mode back afterwards
     const int64_t B = targets.size(0);
     Tensor goal;
     {
@@ -114,22 +110,6 @@ uint64_t state_fnv1a(nn::Module& model) {
 
 st::TensorRecord f32_record(const std::vector<float>& v) { return st::from_f32(v, {static_cast<int64_t>(v.size())}); }
 
-st::TensorRecord int_record(const void* data, size_t n, st::DType dtype) {
-    st::TensorRecord t;
-    t.dtype = dtype;
-    t.shape = {static_cast<int64_t>(n)};
-    t.bytes.resize(n * st::dtype_size(dtype));
-    std::memcpy(t.bytes.data(), data, t.bytes.size());
-    return t;
-}
-
-template <class T>
-std::vector<T> values_of(const st::TensorRecord& t) {
-    std::vector<T> v(t.bytes.size() / sizeof(T));
-    std::memcpy(v.data(), t.bytes.data(), t.bytes.size());
-    return v;
-}
-
 // Numbers in log lines: the caller's stream may carry std::fixed and a precision of 0 from an earlier print.
 std::string num(double v) {
     char buf[32];
@@ -162,8 +142,8 @@ st::File part_file(const Part& p, const std::vector<int64_t>& shape, const std::
     st::File f;
     f.metadata["feature_set"] = key;
     f.tensors["images"] = st::from_f32(p.images, shape);
-    f.tensors["labels"] = int_record(p.labels.data(), p.labels.size(), st::DType::I32);
-    f.tensors["start_index"] = int_record(p.start_index.data(), p.start_index.size(), st::DType::I64);
+    f.tensors["labels"] = st::from_i32(p.labels, {static_cast<int64_t>(p.labels.size())});
+    f.tensors["start_index"] = st::from_i64(p.start_index, {static_cast<int64_t>(p.start_index.size())});
     f.tensors["start_loss"] = f32_record(p.start_loss);
     f.tensors["final_loss"] = f32_record(p.final_loss);
     f.tensors["final_loss_u8"] = f32_record(p.final_loss_u8);
@@ -173,8 +153,8 @@ st::File part_file(const Part& p, const std::vector<int64_t>& shape, const std::
 Part read_part(const st::File& f) {
     Part p;
     p.images = st::to_f32(f.tensors.at("images"));
-    p.labels = values_of<int32_t>(f.tensors.at("labels"));
-    p.start_index = values_of<int64_t>(f.tensors.at("start_index"));
+    p.labels = st::to_i32(f.tensors.at("labels"), "labels");
+    p.start_index = st::to_i64(f.tensors.at("start_index"), "start_index");
     p.start_loss = st::to_f32(f.tensors.at("start_loss"));
     p.final_loss = st::to_f32(f.tensors.at("final_loss"));
     p.final_loss_u8 = st::to_f32(f.tensors.at("final_loss_u8"));
@@ -258,11 +238,9 @@ FeatureSetSummary build_feature_dataset(nn::Classifier& model, const data::Datas
             for (size_t j = 0; j < rounded.size(); ++j) rounded[j] = std::round(p.images[j] * 255.f) / 255.f;
             {
                 NoGradGuard no_grad;
-                const bool was = model.is_training();
-                model.eval();
+                attacks::ModeScope eval_mode(model, attacks::ModelMode::Eval);
                 const Tensor xr = Tensor::from_vector(rounded, targets.images.shape(), device);
                 p.final_loss_u8 = row_distance(model.features(xr), model.features(targets.images)).to_vector();
-                model.train(was);
             }
             p.labels = targets.labels.to_int_vector();
             p.start_index = start_idx;

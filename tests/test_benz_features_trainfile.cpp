@@ -26,13 +26,7 @@ void write_set(const std::string& path, int64_t n, float value, int32_t label, s
     shape.insert(shape.begin(), n);
     st::File f;
     f.tensors["images"] = st::from_f32(std::vector<float>(static_cast<size_t>(n * per), value), shape);
-    st::TensorRecord l;
-    l.dtype = st::DType::I32;
-    l.shape = {n};
-    const std::vector<int32_t> labels(static_cast<size_t>(n), label);
-    l.bytes.resize(static_cast<size_t>(n) * 4);
-    std::memcpy(l.bytes.data(), labels.data(), l.bytes.size());
-    f.tensors["labels"] = l;
+    f.tensors["labels"] = st::from_i32(std::vector<int32_t>(static_cast<size_t>(n), label), {n});
     st::write_file(path, f);
 }
 

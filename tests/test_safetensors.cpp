@@ -475,6 +475,25 @@ TEST_CASE("safetensors from_f32 and integer scalar helpers", "[safetensors]") {
     REQUIRE_THROWS_AS(st::to_i64_scalar(record(st::DType::I64, {2}, zeros(16))), st::FormatError);
 }
 
+TEST_CASE("safetensors integer tensors: little-endian bytes, widening and narrowing", "[safetensors]") {
+    const st::TensorRecord a = st::from_i32({1, -2}, {2});
+    CHECK(a.dtype == st::DType::I32);
+    CHECK(a.bytes == Bytes{1, 0, 0, 0, 0xFE, 0xFF, 0xFF, 0xFF});
+    const st::TensorRecord b = st::from_i64({258, -1}, {1, 2});
+    CHECK(b.dtype == st::DType::I64);
+    CHECK(b.shape == std::vector<int64_t>{1, 2});
+    CHECK(b.bytes == Bytes{2, 1, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF});
+    CHECK(st::to_i64(a) == std::vector<int64_t>{1, -2});
+    CHECK(st::to_i32(b) == std::vector<int32_t>{258, -1});
+    REQUIRE_THROWS_AS(st::from_i32({1, 2, 3}, {2}), cw::ShapeError);
+    // A dataset index past 2^31 cannot become a label: named, not wrapped.
+    CHECK_THAT(error_of<st::FormatError>([] { st::to_i32(st::from_i64({int64_t{1} << 31}, {1}), "labels"); }),
+               Catch::Contains("labels") && Catch::Contains("2147483648") && Catch::Contains("32 bits"));
+    CHECK_THAT(error_of<st::FormatError>([] { st::to_i64(st::from_f32({1}, {1}), "labels"); }),
+               Catch::Contains("labels") && Catch::Contains("F32"));
+    REQUIRE_THROWS_AS(st::to_i32(record(st::DType::I32, {2}, zeros(4))), st::FormatError);
+}
+
 TEST_CASE("safetensors dtype names and sizes", "[safetensors]") {
     const std::pair<const char*, size_t> table[] = {
         {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"I16", 2}, {"U16", 2}, {"F16", 2},

@@ -145,8 +145,7 @@ data::Dataset read_train_file(const std::string& path, const data::Dataset& like
     d.height = like.height;
     d.width = like.width;
     d.class_names = like.class_names;
-    d.labels.resize(static_cast<size_t>(img.shape[0]));
-    std::memcpy(d.labels.data(), lab.bytes.data(), lab.bytes.size());
+    d.labels = st::to_i32(lab, path + ": labels");
     for (size_t i = 0; i < d.labels.size(); ++i)
         if (d.labels[i] < 0 || d.labels[i] >= like.num_classes())
             throw fail("label " + std::to_string(d.labels[i]) + " of image " + std::to_string(i) + " is outside 0.." +
