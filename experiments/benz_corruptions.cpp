@@ -20,6 +20,7 @@
 
 #include "eval/atomic_file.h"
 #include "eval/corruption_set.h"
+#include "protocols/benz_outputs.h"
 #include "protocols/corruption_ranking.h"
 #include "report/figure_bars.h"
 #include "report/figure_heatmap.h"
@@ -182,11 +183,9 @@ int main(int argc, char** argv) {
                                  "href=\"corruption_ranking.md\">corruption_ranking.md</a> (and .json); the arms side "
                                  "by side: <a href=\"compare.html\">compare.html</a>.</p>\n" + figures;
         eval::write_file_atomic((out / "corruption_ranking.html").string(), report::html_page(s.title, body));
-        const std::string summary = eval::read_file_text((out / "summary.md").string());
-        eval::write_file_atomic((out / "summary.md").string(),
-                                summary + "\nCorruptions per class and their ranking against " + s.attack +
-                                    ": [corruption_ranking.md](corruption_ranking.md), "
-                                    "[corruption_ranking.html](corruption_ranking.html) (figures in figures/).\n");
+        protocols::append_to_summary(out.string(), "Corruptions per class and their ranking against " + s.attack +
+                                                   ": [corruption_ranking.md](corruption_ranking.md), "
+                                                   "[corruption_ranking.html](corruption_ranking.html) (figures in figures/).\n");
         std::cout << "\n" << md << "wrote " << (out / "corruption_ranking.md").string() << ", .json and .html\n";
         return 0;
     });

@@ -17,11 +17,14 @@
 // Setting (the proposal gives none beyond "ResNet18, CIFAR-10"): the shared recipe of training.md §3 with the
 // standard CIFAR ResNet-18, PGD-AT at 8/255 (10 steps of 2/255), last and best-robust checkpoints, PGD-20.
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <iostream>
 
 #include "datasets/registry.h"
 #include "eval/atomic_file.h"
+#include "protocols/benz_outputs.h"
 #include "protocols/longtail_arms.h"
 #include "protocols/longtail_table.h"
 #include "report/figure_bars.h"
@@ -116,7 +119,8 @@ int main(int argc, char** argv) {
         std::vector<std::string> classes = data::dataset_class_names(base.data.dataset, base.common.data_dir);
         if (base.data.classes != "all") {
             // --classes top:K relabels the kept classes 0..K-1 in an order known only once the data is read.
-            if (critical_text.empty() || !std::all_of(critical_text.begin(), critical_text.end(), ::isdigit))
+            if (critical_text.empty() || !std::all_of(critical_text.begin(), critical_text.end(),
+                                                         [](unsigned char c) { return std::isdigit(c) != 0; }))
                 throw std::invalid_argument("--critical-class: with --classes " + base.data.classes +
                                             " give the index of a kept class");
             classes.resize(static_cast<size_t>(train::classes_kept("--classes", base.data.classes,
@@ -190,10 +194,8 @@ int main(int argc, char** argv) {
             protocols::critical_per_class_html(classes, critical, labels, columns);
         eval::write_file_atomic((out / "longtail.html").string(), report::html_page(s.title, body));
         // The study's summary links the critical-class view.
-        const std::string summary = eval::read_file_text((out / "summary.md").string());
-        eval::write_file_atomic((out / "summary.md").string(),
-                                summary + "\nCritical class " + name + ": [longtail_table.md](longtail_table.md), "
-                                "[longtail.html](longtail.html).\n");
+        protocols::append_to_summary(out.string(), "Critical class " + name + ": [longtail_table.md](longtail_table.md), "
+                                                   "[longtail.html](longtail.html).\n");
         std::cout << "\n" << md << "\nwrote " << (out / "longtail_table.md").string() << ", "
                   << (out / "longtail_table.json").string() << " and " << (out / "longtail.html").string() << "\n";
         return 0;

@@ -12,17 +12,6 @@ namespace cw::fairness {
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-double pearson(const std::vector<double>& x, const std::vector<double>& y) {
-    const double n = static_cast<double>(x.size());
-    const double mx = std::accumulate(x.begin(), x.end(), 0.0) / n, my = std::accumulate(y.begin(), y.end(), 0.0) / n;
-    double sxy = 0, sxx = 0, syy = 0;
-    for (size_t i = 0; i < x.size(); ++i) {
-        sxy += (x[i] - mx) * (y[i] - my);
-        sxx += (x[i] - mx) * (x[i] - mx);
-        syy += (y[i] - my) * (y[i] - my);
-    }
-    return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : kNaN;
-}
 }  // namespace
 
 std::vector<double> fractional_ranks(const std::vector<double>& v) {
@@ -52,6 +41,28 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
         }
     if (x.size() < 2) return kNaN;
     return pearson(fractional_ranks(x), fractional_ranks(y));
+}
+
+double pearson(const std::vector<double>& a, const std::vector<double>& b) {
+    if (a.size() != b.size())
+        throw std::invalid_argument("pearson: " + std::to_string(a.size()) + " and " + std::to_string(b.size()) +
+                                    " values; expected one per class on both sides");
+    std::vector<double> x, y;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (!std::isnan(a[i]) && !std::isnan(b[i])) {
+            x.push_back(a[i]);
+            y.push_back(b[i]);
+        }
+    if (x.size() < 2) return kNaN;
+    const double n = static_cast<double>(x.size());
+    const double mx = std::accumulate(x.begin(), x.end(), 0.0) / n, my = std::accumulate(y.begin(), y.end(), 0.0) / n;
+    double sxy = 0, sxx = 0, syy = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+        sxy += (x[i] - mx) * (y[i] - my);
+        sxx += (x[i] - mx) * (x[i] - mx);
+        syy += (y[i] - my) * (y[i] - my);
+    }
+    return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : kNaN;
 }
 
 std::vector<std::vector<double>> cosine_similarity(const std::vector<std::vector<double>>& v) {

@@ -17,6 +17,9 @@ std::vector<double> fractional_ranks(const std::vector<double>& v);
 // either side is constant.
 double spearman(const std::vector<double>& a, const std::vector<double>& b);
 
+// Pearson's r with the same rules: NaN pairs left out; NaN when fewer than two remain or either side is constant.
+double pearson(const std::vector<double>& a, const std::vector<double>& b);
+
 // S[k][j] = cos(v_k, v_j) for one vector per class (all of one length); NaN in a row/column whose vector is zero.
 std::vector<std::vector<double>> cosine_similarity(const std::vector<std::vector<double>>& class_vectors);
 

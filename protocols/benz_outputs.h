@@ -1,5 +1,5 @@
 #pragma once
-// What benz_trends and benz_similarity add to a study's folder besides their tables: their own figures (drawn only
+// What the benz_* binaries add to a study's folder besides their tables: their own figures (drawn only
 // where gnuplot is, as the study's are) and a section appended to the study's summary.md that links every table,
 // JSON and figure of the analysis, the per-arm report figures (Benz et al. Figs. 1-2) included.
 #include <string>

@@ -81,23 +81,6 @@ double symmetric_share(const fairness::Confusion& m) {
     return total > 0 ? matched / total : NAN;
 }
 
-double pearson(const std::vector<double>& a, const std::vector<double>& b) {
-    if (a.size() != b.size()) throw std::invalid_argument("pearson: vectors of different lengths");
-    std::vector<double> x, y;
-    for (size_t i = 0; i < a.size(); ++i)
-        if (!std::isnan(a[i]) && !std::isnan(b[i])) x.push_back(a[i]), y.push_back(b[i]);
-    if (x.size() < 2) return NAN;
-    const double mx = report::mean_defined(x), my = report::mean_defined(y);
-    double sxy = 0, sxx = 0, syy = 0;
-    for (size_t i = 0; i < x.size(); ++i) {
-        sxy += (x[i] - mx) * (y[i] - my);
-        sxx += (x[i] - mx) * (x[i] - mx);
-        syy += (y[i] - my) * (y[i] - my);
-    }
-    if (sxx <= 0 || syy <= 0) return NAN;
-    return sxy / std::sqrt(sxx * syy);
-}
-
 namespace {
 EvaluationStructure structure_of(const nlohmann::json& results, const std::string& name, const std::string& file,
                                  size_t top) {
@@ -154,7 +137,7 @@ SimilarityAnalysis analyse_similarity(const nlohmann::json& results, const std::
         for (const auto& [vn, vv] : vulnerability) {
             int n = 0;
             for (size_t k = 0; k < sv->size(); ++k) n += !std::isnan((*sv)[k]) && !std::isnan((*vv)[k]);
-            out.relations.push_back({sn, vn, fairness::spearman(*sv, *vv), pearson(*sv, *vv), n});
+            out.relations.push_back({sn, vn, fairness::spearman(*sv, *vv), fairness::pearson(*sv, *vv), n});
         }
     return out;
 }

@@ -37,9 +37,6 @@ std::vector<ConfusedPair> most_confused_pairs(const fairness::Confusion& m, size
 // when all of it runs one way; NaN without errors.
 double symmetric_share(const fairness::Confusion& m);
 
-// Pearson's r over the entries where both are defined; NaN when fewer than two remain or either side is constant.
-double pearson(const std::vector<double>& a, const std::vector<double>& b);
-
 struct SimilarPair {
     int a = -1, b = -1;
     double cosine = 0;

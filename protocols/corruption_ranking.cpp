@@ -23,18 +23,6 @@ const nlohmann::json& need(const nlohmann::json& results, const std::string& nam
     return *e;
 }
 
-// "+1.2" / "−0.5" / "0.0": a change of fractions in points.
-std::string points_change(double delta) {
-    if (std::isnan(delta)) return "–";
-    const double p = delta * 100;
-    if (std::fabs(p) < 0.05) return "0.0";
-    std::ostringstream s;
-    s.setf(std::ios::fixed);
-    s.precision(1);
-    s << std::fabs(p);
-    return std::string(p > 0 ? "+" : "−") + s.str();
-}
-
 const ArmCorruptions* find_arm(const std::vector<ArmCorruptions>& arms, const std::string& name) {
     for (const auto& a : arms)
         if (a.arm == name) return &a;
@@ -178,15 +166,15 @@ std::string corruption_ranking_markdown(const std::vector<std::string>& classes,
            << "| corruption | family | " << natural << " | " << adversarial << " | Δ | " << natural << " drop | "
            << adversarial << " drop |\n|---|---|---|---|---|---|---|\n";
         md << "| clean | | " << percent(nat->clean_accuracy) << " | " << percent(adv->clean_accuracy) << " | "
-           << points_change(adv->clean_accuracy - nat->clean_accuracy) << " | | |\n";
+           << report::points_change(adv->clean_accuracy - nat->clean_accuracy) << " | | |\n";
         for (const CorruptionColumn& c : nat->corruptions)
             for (const CorruptionColumn& d : adv->corruptions)
                 if (c.corruption == d.corruption)
                     md << "| " << c.corruption << " | " << corruption_family(c.corruption) << " | "
                        << percent(c.accuracy) << " | " << percent(d.accuracy) << " | "
-                       << points_change(d.accuracy - c.accuracy) << " | "
-                       << points_change(c.accuracy - nat->clean_accuracy) << " | "
-                       << points_change(d.accuracy - adv->clean_accuracy) << " |\n";
+                       << report::points_change(d.accuracy - c.accuracy) << " | "
+                       << report::points_change(c.accuracy - nat->clean_accuracy) << " | "
+                       << report::points_change(d.accuracy - adv->clean_accuracy) << " |\n";
         md << "\n| family | " << natural << " | " << adversarial << " | Δ | " << natural << " drop | " << adversarial
            << " drop |\n|---|---|---|---|---|---|\n";
         for (size_t f = 0; f < nr.families.size(); ++f)
@@ -194,9 +182,9 @@ std::string corruption_ranking_markdown(const std::vector<std::string>& classes,
                 if (nr.families[f] == ar.families[g])
                     md << "| " << nr.families[f] << " | " << percent(nr.family_accuracy[f]) << " | "
                        << percent(ar.family_accuracy[g]) << " | "
-                       << points_change(ar.family_accuracy[g] - nr.family_accuracy[f]) << " | "
-                       << points_change(nr.family_accuracy[f] - nat->clean_accuracy) << " | "
-                       << points_change(ar.family_accuracy[g] - adv->clean_accuracy) << " |\n";
+                       << report::points_change(ar.family_accuracy[g] - nr.family_accuracy[f]) << " | "
+                       << report::points_change(nr.family_accuracy[f] - nat->clean_accuracy) << " | "
+                       << report::points_change(ar.family_accuracy[g] - adv->clean_accuracy) << " |\n";
         md << "\n";
     }
     return md.str();

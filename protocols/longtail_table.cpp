@@ -17,7 +17,7 @@ const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The baseline's cells say "–" for a change: it is the reference, not a change of 0 measured.
 std::string change_cell(const CriticalTable& t, size_t row, double delta) {
-    return static_cast<int>(row) == t.baseline ? "–" : points_change(delta);
+    return static_cast<int>(row) == t.baseline ? "–" : report::points_change(delta);
 }
 }  // namespace
 
@@ -62,15 +62,6 @@ CriticalTable critical_table(const std::string& evaluation, const std::vector<Ar
         t.rows.push_back(r);
     }
     return t;
-}
-
-std::string points_change(double delta) {
-    if (std::isnan(delta)) return "–";
-    char buf[32];
-    const double p = delta * 100;
-    if (std::fabs(p) < 0.05) return "0.0";
-    std::snprintf(buf, sizeof buf, "%.1f", std::fabs(p));
-    return std::string(p > 0 ? "+" : "−") + buf;
 }
 
 std::string critical_markdown(const CriticalTable& t, const std::vector<std::string>& classes) {

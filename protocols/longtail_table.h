@@ -39,9 +39,6 @@ struct CriticalTable {
 CriticalTable critical_table(const std::string& evaluation, const std::vector<ArmAccuracy>& arms,
                              const std::string& baseline, int critical);
 
-// "+1.2" / "−0.5" / "0.0": a change of fractions in points, one decimal; "–" for NaN.
-std::string points_change(double delta);
-
 // One table per evaluation: the arms as rows, the critical class named (bold) in the header.
 std::string critical_markdown(const CriticalTable& table, const std::vector<std::string>& classes);
 // Every class (rows) × every arm and evaluation (columns), the critical class's row in bold and marked.

@@ -1,6 +1,7 @@
 #include "report/table_values.h"
 
 #include <cmath>
+#include <cstdio>
 #include <iomanip>
 #include <limits>
 #include <sstream>
@@ -34,5 +35,14 @@ std::string fixed_or_dash(double v, int digits) {
 }
 
 nlohmann::json number_or_null(double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); }
+
+std::string points_change(double delta) {
+    if (std::isnan(delta)) return "–";
+    const double p = delta * 100;
+    if (std::fabs(p) < 0.05) return "0.0";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", std::fabs(p));
+    return std::string(p > 0 ? "+" : "−") + buf;
+}
 
 }  // namespace cw::report

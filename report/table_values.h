@@ -20,6 +20,10 @@ std::string class_label(const std::vector<std::string>& classes, int k);
 // v with `digits` decimals, or "–" for NaN.
 std::string fixed_or_dash(double v, int digits);
 
+// A change of fractions in points, one decimal, signed: "+1.2", "−0.5" (a minus sign, not a hyphen), "0.0" below
+// 0.05 points either way; "–" for NaN.
+std::string points_change(double delta);
+
 // v, or null for NaN (JSON has no NaN).
 nlohmann::json number_or_null(double v);
 

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "fairness/agreement.h"
 #include "protocols/class_similarity.h"
 #include "tests/test_datasets_fixtures.h"
 #include "tests/test_experiments_util.h"
@@ -68,11 +69,11 @@ TEST_CASE("benz similarity: most-confused pairs by rate, and how symmetric the c
     CHECK(std::isnan(symmetric_share({{2, 0}, {0, 2}})));
 }
 
-TEST_CASE("benz similarity: Pearson's r over the defined entries", "[benz]") {
-    CHECK(pearson({1, 2, 3, 4}, {2, 4, 5, 9}) == Approx(11 / std::sqrt(130.0)));
-    CHECK(pearson({1, 2, NAN, 3, 4}, {2, 4, 100, 5, 9}) == Approx(11 / std::sqrt(130.0)));
-    CHECK(std::isnan(pearson({1, 1, 1}, {1, 2, 3})));
-    CHECK(std::isnan(pearson({1}, {2})));
+TEST_CASE("agreement: Pearson's r over the defined entries", "[fairness][benz]") {
+    CHECK(cw::fairness::pearson({1, 2, 3, 4}, {2, 4, 5, 9}) == Approx(11 / std::sqrt(130.0)));
+    CHECK(cw::fairness::pearson({1, 2, NAN, 3, 4}, {2, 4, 100, 5, 9}) == Approx(11 / std::sqrt(130.0)));
+    CHECK(std::isnan(cw::fairness::pearson({1, 1, 1}, {1, 2, 3})));
+    CHECK(std::isnan(cw::fairness::pearson({1}, {2})));
 }
 
 TEST_CASE("benz similarity: a results.json's similarity, superclasses and the relation to vulnerability", "[benz]") {
