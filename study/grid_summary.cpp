@@ -128,17 +128,26 @@ Gathered gather(const Grid& grid, const train::JobConfig& defaults, const std::v
             g.cells.push_back({c.name, state});
             continue;
         }
-        const auto checkpoints = cli::split_list(job.final_checkpoints);
-        const std::string checkpoint =
-            std::find(checkpoints.begin(), checkpoints.end(), "last") != checkpoints.end() ? "last" : checkpoints.front();
-        const auto attacks = cli::split_list(job.final_attacks);
-        const std::string attack = attacks.empty() ? "" : attacks.front();
-        if (g.checkpoint.empty()) g.checkpoint = checkpoint, g.attack = attack;
-        const nlohmann::json r = report::load_results_json((dir / ("eval_" + checkpoint) / "results.json").string());
+        // One checkpoint and one attack for the whole summary: the first finished cell's choice. A cell audited
+        // otherwise (other --final-checkpoints or --final-attacks in its setting) is listed, not mixed in.
+        if (g.checkpoint.empty()) {
+            const auto checkpoints = cli::split_list(job.final_checkpoints);
+            g.checkpoint = std::find(checkpoints.begin(), checkpoints.end(), "last") != checkpoints.end()
+                               ? "last" : checkpoints.front();
+            const auto attacks = cli::split_list(job.final_attacks);
+            g.attack = attacks.empty() ? "" : attacks.front();
+        }
+        const fs::path results = dir / ("eval_" + g.checkpoint) / "results.json";
+        if (!fs::exists(results)) {
+            g.cells.push_back({c.name, "failed: no eval_" + g.checkpoint + "/results.json (the summary compares checkpoint " +
+                                           g.checkpoint + ", the first finished cell's)"});
+            continue;
+        }
+        const nlohmann::json r = report::load_results_json(results.string());
         const nlohmann::json* clean = report::find_evaluation(r, "clean");
-        const nlohmann::json* robust = attack.empty() ? nullptr : report::find_evaluation(r, attack);
-        if (!clean || (!attack.empty() && !robust)) {
-            g.cells.push_back({c.name, "failed: its results.json has no " + std::string(clean ? attack : "clean") +
+        const nlohmann::json* robust = g.attack.empty() ? nullptr : report::find_evaluation(r, g.attack);
+        if (!clean || (!g.attack.empty() && !robust)) {
+            g.cells.push_back({c.name, "failed: its results.json has no " + std::string(clean ? g.attack : "clean") +
                                            " evaluation"});
             continue;
         }

@@ -142,6 +142,26 @@ TEST_CASE("benz grid runs: a cell without its dataset fails in one line; the sum
     fs::remove_all(dir);
 }
 
+TEST_CASE("benz grid runs: a setting audited with another attack is listed, not mixed into the robust column",
+          "[benz-grid-run]") {
+    const fs::path dir = fresh_dir("benz_grid_other_attack");
+    const fs::path grid = write_grid(dir, R"(, {"name": "nat_pgd", "flags": "--method natural --final-attacks pgd20"})");
+    for (const std::string cell : {"nat/seed0", "nat_pgd/seed0"}) {
+        const Output o = run_experiment("benz_universality", args(grid, dir) + " --cell " + cell);
+        INFO(o.text);
+        REQUIRE(o.code == 0);
+    }
+    REQUIRE(run_experiment("benz_universality", args(grid, dir) + " --summary").code == 0);
+    const nlohmann::json j = summary_json(dir);
+    REQUIRE(j.at("attack") == "fgsm");   // the first finished cell's
+    REQUIRE(j.at("finished_cells") == 1);
+    std::string state;
+    for (const auto& c : j.at("unfinished_cells"))
+        if (c.at("cell") == "nat_pgd/seed0") state = c.at("state").get<std::string>();
+    REQUIRE(state == "failed: its results.json has no fgsm evaluation");
+    fs::remove_all(dir);
+}
+
 TEST_CASE("benz grid runs: --help, --print-grid and --list-cells of the built-in grids", "[benz-grid-run]") {
     const Output help = run_experiment("benz_universality", "--help");
     REQUIRE(help.code == 0);
