@@ -6,12 +6,12 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace cw::fairness {
 
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 }  // namespace
 
 std::vector<double> fractional_ranks(const std::vector<double>& v) {
@@ -29,30 +29,23 @@ std::vector<double> fractional_ranks(const std::vector<double>& v) {
     return ranks;
 }
 
-double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+namespace {
+// The entries where both sides are defined (a class without samples is NaN on its side).
+std::pair<std::vector<double>, std::vector<double>> defined_pairs(const std::vector<double>& a,
+                                                                  const std::vector<double>& b, const char* who) {
     if (a.size() != b.size())
-        throw std::invalid_argument("spearman: " + std::to_string(a.size()) + " and " + std::to_string(b.size()) +
-                                    " per-class values; expected one per class on both sides");
-    std::vector<double> x, y;
+        throw std::invalid_argument(std::string(who) + ": " + std::to_string(a.size()) + " and " +
+                                    std::to_string(b.size()) + " per-class values; expected one per class on both sides");
+    std::pair<std::vector<double>, std::vector<double>> xy;
     for (size_t i = 0; i < a.size(); ++i)
         if (!std::isnan(a[i]) && !std::isnan(b[i])) {
-            x.push_back(a[i]);
-            y.push_back(b[i]);
+            xy.first.push_back(a[i]);
+            xy.second.push_back(b[i]);
         }
-    if (x.size() < 2) return kNaN;
-    return pearson(fractional_ranks(x), fractional_ranks(y));
+    return xy;
 }
 
-double pearson(const std::vector<double>& a, const std::vector<double>& b) {
-    if (a.size() != b.size())
-        throw std::invalid_argument("pearson: " + std::to_string(a.size()) + " and " + std::to_string(b.size()) +
-                                    " values; expected one per class on both sides");
-    std::vector<double> x, y;
-    for (size_t i = 0; i < a.size(); ++i)
-        if (!std::isnan(a[i]) && !std::isnan(b[i])) {
-            x.push_back(a[i]);
-            y.push_back(b[i]);
-        }
+double pearson_of_defined(const std::vector<double>& x, const std::vector<double>& y) {
     if (x.size() < 2) return kNaN;
     const double n = static_cast<double>(x.size());
     const double mx = std::accumulate(x.begin(), x.end(), 0.0) / n, my = std::accumulate(y.begin(), y.end(), 0.0) / n;
@@ -63,6 +56,18 @@ double pearson(const std::vector<double>& a, const std::vector<double>& b) {
         syy += (y[i] - my) * (y[i] - my);
     }
     return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : kNaN;
+}
+}  // namespace
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+    const auto [x, y] = defined_pairs(a, b, "spearman");
+    if (x.size() < 2) return kNaN;
+    return pearson_of_defined(fractional_ranks(x), fractional_ranks(y));
+}
+
+double pearson(const std::vector<double>& a, const std::vector<double>& b) {
+    const auto [x, y] = defined_pairs(a, b, "pearson");
+    return pearson_of_defined(x, y);
 }
 
 std::vector<std::vector<double>> cosine_similarity(const std::vector<std::vector<double>>& v) {
