@@ -50,6 +50,11 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.cpp=$(BUILD)/bench/%)
 TEST_SRCS := $(wildcard tests/*.cpp)
 TEST_OBJS := $(TEST_SRCS:%.cpp=$(BUILD)/%.o)
 TEST_BIN := $(BUILD)/tests/classwise_tests
+# The test files are assertions around library calls (the library keeps -O3): -O1 compiles them in about 60% of
+# the time (11.7 s -> 6.8 s for test_safetensors.cpp), which a 2-core CI machine feels over 84 files.
+# `make TEST_OPT=` compiles them with CXXFLAGS alone.
+TEST_OPT ?= -O1
+$(TEST_OBJS): CXXFLAGS += $(TEST_OPT)
 
 .PHONY: all test bench fuzz clean data
 # Keep the objects that pattern chains make on the way to a binary (make would delete them as intermediates). Only
