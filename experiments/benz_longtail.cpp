@@ -17,8 +17,6 @@
 // Setting (the proposal gives none beyond "ResNet18, CIFAR-10"): the shared recipe of training.md §3 with the
 // standard CIFAR ResNet-18, PGD-AT at 8/255 (10 steps of 2/255), last and best-robust checkpoints, PGD-20.
 #include <CLI/CLI.hpp>
-#include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <iostream>
 
@@ -119,8 +117,7 @@ int main(int argc, char** argv) {
         std::vector<std::string> classes = data::dataset_class_names(base.data.dataset, base.common.data_dir);
         if (base.data.classes != "all") {
             // --classes top:K relabels the kept classes 0..K-1 in an order known only once the data is read.
-            if (critical_text.empty() || !std::all_of(critical_text.begin(), critical_text.end(),
-                                                         [](unsigned char c) { return std::isdigit(c) != 0; }))
+            if (critical_text.empty() || critical_text.find_first_not_of("0123456789") != std::string::npos)
                 throw std::invalid_argument("--critical-class: with --classes " + base.data.classes +
                                             " give the index of a kept class");
             classes.resize(static_cast<size_t>(train::classes_kept("--classes", base.data.classes,

@@ -604,21 +604,14 @@ std::vector<int32_t> to_i32(const TensorRecord& t, const std::string& context) {
     return out;
 }
 
-TensorRecord from_i64_scalar(int64_t value) {
-    TensorRecord t;
-    t.dtype = DType::I64;
-    t.bytes.resize(8);
-    store_le(t.bytes.data(), static_cast<uint64_t>(value), 8);
-    return t;
-}
+TensorRecord from_i64_scalar(int64_t value) { return from_i64({value}, {}); }
 
 int64_t to_i64_scalar(const TensorRecord& t, const std::string& context) {
     if (t.dtype != DType::I64 && t.dtype != DType::I32)
         fail(context, std::string("has dtype ") + dtype_name(t.dtype) + ", expected an I64 scalar");
     if (numel(t.shape, context) != 1 || t.bytes.size() != dtype_size(t.dtype))
         fail(context, "expected a single integer (shape [] or [1])");
-    if (t.dtype == DType::I32) return static_cast<int32_t>(static_cast<uint32_t>(load_le(t.bytes.data(), 4)));
-    return static_cast<int64_t>(load_le(t.bytes.data(), 8));
+    return to_i64(t, context).front();
 }
 
 std::string strip_prefixes(const std::string& name) {
