@@ -27,6 +27,14 @@ public:
     void save_state(std::map<std::string, Tensor>& tensors, nn::Metadata& meta) const override;
     void load_state(const std::map<std::string, Tensor>& tensors, const nn::Metadata& meta) override;
 
+    // The inner maximisation from `start` with the current ε_k, α_k (eval mode; restores the model's mode).
+    Tensor adversarial(nn::Module& model, const Tensor& x, const Tensor& start,
+                       const std::vector<int32_t>& host_labels) const {
+        return trades_->adversarial(model, x, start, host_labels);
+    }
+    // Pushes the schedule's weights into the attack's ε_k, α_k (after a test drives the schedule directly).
+    void refresh() { push_to_trades(); }
+
     DafaSchedule& schedule() { return schedule_; }
     const DafaSchedule& schedule() const { return schedule_; }
 
