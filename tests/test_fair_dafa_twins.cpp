@@ -12,6 +12,7 @@
 #include "nn/safetensors.h"
 #include "tests/test_nn_util.h"
 #include "tests/test_train_methods_util.h"
+#include "train/methods/method_util.h"
 
 using namespace cw;
 using namespace cw::train;
