@@ -109,8 +109,13 @@ TEST_CASE("dafa and trix: one step after the warm-up matches the PyTorch twin (l
             CHECK(worst_error(out.per_sample.to_vector(), twin(name + ".per_sample")) <= 1e-5);
             CHECK(worst_error(out.logits.to_vector(), twin(name + ".logits")) <= 1e-5);
             for (auto& p : net->named_parameters()) {
-                const double err = worst_error(p.tensor->grad().to_vector(), twin(name + ".grad." + p.name));
-                INFO("gradient of '" << p.name << "': error " << err);
+                const std::vector<float> got = p.tensor->grad().to_vector(), want = twin(name + ".grad." + p.name);
+                double largest = 0;
+                for (float v : want) largest = std::max(largest, std::fabs(static_cast<double>(v)));
+                // conv2's bias feeds bn2, which subtracts it again: its exact gradient is 0 (the twin's ~1e-17),
+                // and float32 leaves rounding noise — held to an absolute bound instead of a relative one
+                const double err = largest > 1e-9 ? worst_error(got, want) : worst_error(got, std::vector<float>(got.size(), 0.f));
+                INFO("gradient of '" << p.name << "': error " << err << " (largest twin value " << largest << ")");
                 CHECK(err <= 1e-5);
             }
         }

@@ -40,10 +40,11 @@ std::string Trix::describe() const {
 }
 
 void Trix::ensure_classes(int num_classes) {
-    if (schedule_.num_classes() > 0 || num_classes <= 0) return;
-    schedule_.ensure_classes(num_classes);
-    seen_.assign(num_classes, 0);
-    targeted_.assign(num_classes, 0);
+    if (num_classes <= 0) return;
+    schedule_.ensure_classes(num_classes);   // no-op once sized (a loaded state, or a test driving the schedule)
+    if (!seen_.empty()) return;
+    seen_.assign(schedule_.num_classes(), 0);
+    targeted_.assign(schedule_.num_classes(), 0);
 }
 
 std::vector<int32_t> Trix::targets(nn::Module& model, const Tensor& x, const std::vector<int32_t>& host_labels,
