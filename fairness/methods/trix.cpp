@@ -14,6 +14,12 @@ namespace cw::train {
 
 namespace {
 constexpr float kStartSigma = 0.001f;
+
+std::string number(double v) {
+    std::ostringstream os;
+    os << v;
+    return os.str();
+}
 }
 
 Trix::Trix(const MethodOptions& o)
@@ -30,7 +36,7 @@ std::string Trix::describe() const {
     std::ostringstream os;
     os << "trix: " << steps_ << " eval-mode sign steps from x + 0.001*N(0,I), eps " << over_255(eps_) << ", alpha "
        << over_255(alpha_) << "; "
-       << (mixed_ ? "per batch, classes whose clean-probability DAFA weight (lambda " + std::to_string(batch_lambda_) +
+       << (mixed_ ? "per batch, classes whose clean-probability DAFA weight (lambda " + number(batch_lambda_) +
                         ") is below the batch mean: targeted CE descent toward a uniform t != y; the others: KL ascent"
                   : std::string("every sample KL ascent (mixed attack off)"))
        << "; loss W_y*CE + " << beta_ << "*KL; DAFA weights from epoch " << schedule_.warmup() << " (lambda "
