@@ -8,6 +8,9 @@
 //   for every method (FAWA and the best-checkpoint rule use it); per-epoch PGD-10; final PGD-20 per class.
 //   Weight averaging (EMA, FAWA) from epoch 50 with decay 0.85 and FAWA threshold 0.2. FRL fine-tunes PGD-AT's
 //   best checkpoint (its "hot start") for a fifth of the epochs at lr 0.001.
+//   Beyond Table 1 (rows the paper does not have, selected by name with --arms): FAAL (Zhang et al., CVPR 2024;
+//   docs/protocols/faal.md) fine-tunes the trades arm's best checkpoint (faal) or the pgd_at arm's (faal_pgd) for 2
+//   epochs at lr 0.01, ÷10 after the first.
 //   --transfer adds AutoAttack and Square-5000 (Table 2); --corruptions the 18 common corruptions per class (Tables
 //   3-4); --ablations adds FAIR-TAT with uniform targets and FAIR-TAT without per-class ε.
 //
@@ -15,6 +18,7 @@
 //                                 [--corruptions] [--ablations] [--epochs 200] [--resume] [--device auto]
 // Out of scope: XCiT-S12 (the paper's transformer; no such model here).
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 #include <map>
 
@@ -66,6 +70,17 @@ std::vector<study::Arm> table1_arms(const train::JobConfig& base, bool ablations
     ema(add("fair_tat_fawa", "fair_tat"), "fawa");
     add("fair_tat_trades", "fair_tat_trades");
     add("fair_tat_fat", "fair_tat_fat");
+    // ---- beyond Table 1 ----------------------------------------------------------------------------------------
+    // FAAL fine-tunes a trained arm's best checkpoint for 2 epochs, lr 0.01 then 0.001 (its authors' ft_prn.py).
+    auto faal = [&](study::Arm& a, const std::string& base_arm) {
+        a.job.init = base.common.out + "/" + base_arm + "/best_robust.safetensors";
+        a.job.trainer.recipe.lr = 0.01;
+        a.job.trainer.recipe.schedule = "multistep";
+        a.job.trainer.recipe.milestones = {1};
+        a.job.common.epochs = 2;
+    };
+    faal(add("faal", "faal"), "trades");
+    faal(add("faal_pgd", "faal"), "pgd_at");
     if (ablations) {
         add("fair_tat_uniform_targets", "fair_tat").job.method_options.cfa.tat_random_target = true;
         add("fair_tat_no_class_eps", "fair_tat").job.method_options.cfa.tat_eps_scaling = false;
@@ -73,7 +88,8 @@ std::vector<study::Arm> table1_arms(const train::JobConfig& base, bool ablations
     return arms;
 }
 
-// --arms: a subset of the table, in the table's order; FRL needs the PGD-AT arm it starts from.
+// --arms: a subset of the table, in the table's order; an arm that fine-tunes another's checkpoint (FRL: pgd_at;
+// FAAL: trades or pgd_at) needs that arm too.
 std::vector<study::Arm> select_arms(std::vector<study::Arm> all, const std::string& wanted) {
     if (wanted == "all") return all;
     std::vector<std::string> names = cli::split_list(wanted);
@@ -86,10 +102,20 @@ std::vector<study::Arm> select_arms(std::vector<study::Arm> all, const std::stri
     std::vector<study::Arm> out;
     for (const auto& a : all)
         if (std::find(names.begin(), names.end(), a.name) != names.end()) out.push_back(a);
-    const bool needs_pgd = std::any_of(out.begin(), out.end(), [](const study::Arm& a) { return !a.job.init.empty(); });
-    const bool has_pgd = std::any_of(out.begin(), out.end(), [](const study::Arm& a) { return a.name == "pgd_at"; });
-    if (needs_pgd && !has_pgd)
-        throw std::invalid_argument("--arms: frl and frl_ema fine-tune the pgd_at arm's best checkpoint: list pgd_at too");
+    auto base_of = [](const study::Arm& a) { return std::filesystem::path(a.job.init).parent_path().filename().string(); };
+    for (const auto& a : out) {
+        if (a.job.init.empty()) continue;
+        const std::string base = base_of(a);
+        if (std::any_of(out.begin(), out.end(), [&](const study::Arm& b) { return b.name == base; })) continue;
+        std::vector<std::string> users;   // every arm of the table that starts from `base`
+        for (const auto& b : all)
+            if (!b.job.init.empty() && base_of(b) == base) users.push_back(b.name);
+        std::string who;
+        for (size_t i = 0; i < users.size(); ++i)
+            who += (i == 0 ? "" : i + 1 == users.size() ? " and " : ", ") + users[i];
+        throw std::invalid_argument("--arms: " + who + (users.size() > 1 ? " fine-tune" : " fine-tunes") + " the " +
+                                    base + " arm's best checkpoint: list " + base + " too");
+    }
     return out;
 }
 
