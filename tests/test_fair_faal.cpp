@@ -96,7 +96,10 @@ TEST_CASE("faal dro: K = 3 and 4 against an exhaustive search over the simplex",
         INFO("c[0] " << t.c[0] << ", r " << t.r << ": solver " << dot(t.c, p) << ", grid " << g.value);
         // On the simplex and on the boundary of the KL ball (the constraint is active for unequal losses).
         double total = 0;
-        for (double v : p) total += v, CHECK(v > 0);
+        for (double v : p) {
+            total += v;
+            CHECK(v > 0);
+        }
         CHECK(total == Approx(1).epsilon(1e-12));
         CHECK(kl_uniform_to(p) == Approx(t.r).epsilon(1e-9));
         // At least as good as every feasible grid point, and no better than the grid's best by more than a grid cell
