@@ -9,7 +9,9 @@
 //   Weight averaging (EMA, FAWA) from epoch 50 with decay 0.85 and FAWA threshold 0.2. FRL fine-tunes PGD-AT's
 //   best checkpoint (its "hot start") for a fifth of the epochs at lr 0.001.
 //   Beyond Table 1 (only when --arms names them): DAFA and TRIX on the same protocol, their warm-up 70/110 of the
-//   epochs as in DAFA's code (docs/protocols/dafa.md, trix.md).
+//   epochs as in DAFA's code (docs/protocols/dafa.md, trix.md); FAAL (Zhang et al., CVPR 2024; docs/protocols/faal.md)
+//   fine-tunes the trades arm's best checkpoint (faal) or the pgd_at arm's (faal_pgd) for 2 epochs at lr 0.01, ÷10
+//   after the first.
 //   --transfer adds AutoAttack and Square-5000 (Table 2); --corruptions the 18 common corruptions per class (Tables
 //   3-4); --ablations adds FAIR-TAT with uniform targets and FAIR-TAT without per-class ε.
 //
@@ -17,6 +19,7 @@
 //                                 [--corruptions] [--ablations] [--epochs 200] [--resume] [--device auto]
 // Out of scope: XCiT-S12 (the paper's transformer; no such model here).
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 #include <map>
 
@@ -86,6 +89,18 @@ std::vector<study::Arm> beyond_table1_arms(const train::JobConfig& base, bool wa
         arms.push_back(study::arm(method, base, method));
         if (!warmup_given) arms.back().job.method_options.dafa.warmup = warmup;
     }
+    // FAAL fine-tunes a trained arm's best checkpoint for 2 epochs, lr 0.01 then 0.001 (its authors' ft_prn.py).
+    auto faal = [&](const std::string& name, const std::string& base_arm) {
+        arms.push_back(study::arm(name, base, "faal"));
+        study::Arm& a = arms.back();
+        a.job.init = base.common.out + "/" + base_arm + "/best_robust.safetensors";
+        a.job.trainer.recipe.lr = 0.01;
+        a.job.trainer.recipe.schedule = "multistep";
+        a.job.trainer.recipe.milestones = {1};
+        a.job.common.epochs = 2;
+    };
+    faal("faal", "trades");
+    faal("faal_pgd", "pgd_at");
     return arms;
 }
 
@@ -106,10 +121,20 @@ std::vector<study::Arm> select_arms(std::vector<study::Arm> table, std::vector<s
     std::vector<study::Arm> out;
     for (const auto& a : all)
         if (std::find(names.begin(), names.end(), a.name) != names.end()) out.push_back(a);
-    const bool needs_pgd = std::any_of(out.begin(), out.end(), [](const study::Arm& a) { return !a.job.init.empty(); });
-    const bool has_pgd = std::any_of(out.begin(), out.end(), [](const study::Arm& a) { return a.name == "pgd_at"; });
-    if (needs_pgd && !has_pgd)
-        throw std::invalid_argument("--arms: frl and frl_ema fine-tune the pgd_at arm's best checkpoint: list pgd_at too");
+    auto base_of = [](const study::Arm& a) { return std::filesystem::path(a.job.init).parent_path().filename().string(); };
+    for (const auto& a : out) {
+        if (a.job.init.empty()) continue;
+        const std::string base = base_of(a);
+        if (std::any_of(out.begin(), out.end(), [&](const study::Arm& b) { return b.name == base; })) continue;
+        std::vector<std::string> users;   // every arm of the table that starts from `base`
+        for (const auto& b : all)
+            if (!b.job.init.empty() && base_of(b) == base) users.push_back(b.name);
+        std::string who;
+        for (size_t i = 0; i < users.size(); ++i)
+            who += (i == 0 ? "" : i + 1 == users.size() ? " and " : ", ") + users[i];
+        throw std::invalid_argument("--arms: " + who + (users.size() > 1 ? " fine-tune" : " fine-tunes") + " the " +
+                                    base + " arm's best checkpoint: list " + base + " too");
+    }
     return out;
 }
 
@@ -150,7 +175,7 @@ int main(int argc, char** argv) {
     train::add_job_flags(app, base);
     app.remove_option(app.get_option("--method"));
     app.add_option("--arms", arms, "the rows to run, comma-separated (default all: Table 1's rows; the rows beyond "
-                                   "Table 1, dafa and trix, only when named; see the list in the source or an error "
+                                   "Table 1, dafa, trix, faal and faal_pgd, only when named; see the list in the source or an error "
                                    "message)")->capture_default_str();
     app.add_flag("--transfer", transfer, "also evaluate under AutoAttack and Square-5000 (Table 2)");
     app.add_flag("--corruptions", corruptions, "also evaluate per class on the 18 common corruptions of FAIR-TAT's "

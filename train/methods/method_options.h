@@ -7,6 +7,7 @@
 #include "attacks/early_stop_pgd.h"
 #include "fairness/methods/cfa_options.h"
 #include "fairness/methods/dafa_options.h"
+#include "fairness/methods/faal_options.h"
 #include "fairness/methods/frl_options.h"
 #include "fairness/methods/longtail_options.h"
 #include "train/method.h"
@@ -45,6 +46,7 @@ struct MethodOptions {
     FrlOptions frl;                    // FRL, WAT
     LongTailOptions longtail;          // long-tail remedies, BAT
     DafaOptions dafa;                  // DAFA, TRIX
+    FaalOptions faal;                  // FAAL
 
     float resolved_alpha() const { return alpha >= 0 ? alpha : 2.5f * eps / static_cast<float>(steps > 0 ? steps : 1); }
 };
