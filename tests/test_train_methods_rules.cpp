@@ -152,10 +152,10 @@ std::shared_ptr<nn::Lambda> threshold_model() {
 
 // x' of every sample after one FAT batch, read back from the logits the method trained on.
 std::vector<float> fat_points(attacks::FatSemantics semantics, int tau, const std::vector<float>& x, uint64_t seed,
-                              const std::vector<float>& class_eps = {}) {
+                              const std::vector<float>& class_eps = {}, float alpha = 0.2f) {
     MethodOptions o;
     o.eps = 0.1f;
-    o.alpha = 0.2f;    // 2ε: the first step from anywhere in the ball lands on x + ε
+    o.alpha = alpha;   // default 2ε: the first step from anywhere in the ball lands on x + ε
     o.steps = 4;
     o.fat_semantics = semantics;
     o.fat_tau = tau;
@@ -205,14 +205,49 @@ TEST_CASE("fat: early stop by hand — original freezes misclassified samples on
     check(S::Original, 0, {A, start[1], C});
     check(S::Original, 1, {A, B, C});
     check(S::Original, 2, {A, B, C});
-    // Cfa: τ = 0 never moves anything (random start only); τ = 1: B's counter dies at its first check.
+    // Cfa: τ = 0 never moves anything (random start only); τ = 1: B, wrong at its first check with counter 1,
+    // still moves once (the CFA code moves while control > 0, then decrements) and lands on x + ε.
     check(S::Cfa, 0, {start[0], start[1], start[2]});
-    check(S::Cfa, 1, {A, start[1], C});
-    check(S::Cfa, 2, {A, B, C});
+    check(S::Cfa, 1, {A, B, C});
     // Class-wise ε (CFA's CCM) reaches the attack: ε_0 = 0.05 puts A at 0.25 and B at 0.85.
     const auto narrow = fat_points(S::Original, 1, x, seed, {0.05f});
     REQUIRE(narrow[0] == Approx(0.25f).margin(1e-5));
     REQUIRE(narrow[1] == Approx(0.85f).margin(1e-5));
+}
+
+TEST_CASE("fat: cfa counter by hand — a sample moves at a check while its counter is > 0 there, so tau misclassified "
+          "checks still move it (CFA / FAIR-TAT code)",
+          "[train]") {
+    QuietAttacks quiet;
+    // α = 0.01 with ε = 0.1 and K = 4: every move shows (no sample reaches its ball's edge), so each point is its
+    // start plus 0.01 per move. A: v = 0.2, correct everywhere; B: 0.8, wrong everywhere; C: x = 0.5 with a start
+    // in (0.482, 0.488) (the seed is chosen so): correct at checks 0 and 1 (moves free), wrong from check 2 on.
+    const std::vector<float> x{0.2f, 0.8f, 0.5f};
+    uint64_t seed = 1;
+    std::vector<float> start;
+    for (;; ++seed) {
+        Rng replay(seed);
+        const auto d = attacks::uniform_linf_noise(3, 1, {0.1f, 0.1f, 0.1f}, replay);
+        start = {x[0] + d[0], x[1] + d[1], x[2] + d[2]};
+        if (start[2] > 0.482f && start[2] < 0.488f && start[1] < 0.85f && start[0] < 0.25f) break;
+    }
+    auto moved = [&](int a, int b, int c) {
+        return std::vector<float>{start[0] + 0.01f * a, start[1] + 0.01f * b, start[2] + 0.01f * c};
+    };
+    // Counter c starts at τ; at each check: move iff c > 0, then c −= 1 if wrong.
+    //   B (wrong at every check) moves at checks 0..τ−1: τ moves (of 4).
+    //   C: checks 0, 1 move free; check 2 moves iff τ ≥ 1 (c = τ), check 3 iff τ ≥ 2 (c = τ − 1).
+    // The decrement-first reading (c −= 1, then move iff c > 0) gives B τ − 1 moves and C 2, 2, 3, 4 for τ = 0..3:
+    // τ = 3 there acts as τ = 2 here.
+    const std::vector<std::vector<float>> want{moved(0, 0, 0), moved(4, 1, 3), moved(4, 2, 4), moved(4, 3, 4)};
+    for (int tau = 0; tau <= 3; ++tau) {
+        const auto got = fat_points(attacks::FatSemantics::Cfa, tau, x, seed, {}, 0.01f);
+        for (size_t i = 0; i < 3; ++i) {
+            INFO("tau " << tau << ", sample " << "ABC"[i] << ": start " << start[i] << ", got " << got[i] << ", want "
+                        << want[tau][i]);
+            REQUIRE(got[i] == Approx(want[tau][i]).margin(1e-5));
+        }
+    }
 }
 
 TEST_CASE("fat: dynamic tau of the original schedule by 0-based epoch; fixed tau otherwise", "[train]") {
