@@ -115,6 +115,25 @@ TEST_CASE("trades: the inner loop stays in the per-class eps-ball and the box, a
     REQUIRE(kl_adv > 100 * kl_start);
 }
 
+TEST_CASE("trades: the inner step ascends KL(p(x) || p(x')), not KL(p(x') || p(x)) — a point where their signs differ",
+          "[train]") {
+    QuietAttacks quiet;
+    // logits = 5·x on images [1, 3, 1, 1]; x = (0, 1, 0.5), the start x' = (0.8, 0.4, 0.8). With p = softmax(5x),
+    // q = softmax(5x'): ∇_{x'} KL(p ‖ q) = 5(q − p) = 5·(0.462, −0.855, 0.393)  → signs (+, −, +);
+    // ∇_{x'} KL(q ‖ p) = 5·q ⊙ (log q − log p − KL(q ‖ p)) = 5·(0.756, −0.341, −0.415) → signs (+, −, −).
+    auto model = std::make_shared<nn::Lambda>([](const Tensor& x) { return mul(reshape(x, {x.size(0), x.size(1)}), 5.f); });
+    MethodOptions o;
+    o.eps = 1.f;      // the ball covers the box: only the sign of the step matters
+    o.alpha = 0.1f;
+    o.steps = 1;
+    Trades trades(o);
+    const Tensor x = Tensor::from_vector({0.f, 1.f, 0.5f}, {1, 3, 1, 1});
+    const Tensor start = Tensor::from_vector({0.8f, 0.4f, 0.8f}, {1, 3, 1, 1});
+    const std::vector<float> got = trades.adversarial(*model, x, start, {0}).to_vector();
+    const std::vector<float> want{0.9f, 0.3f, 0.9f};   // the swapped direction gives (0.9, 0.3, 0.7)
+    for (size_t i = 0; i < 3; ++i) REQUIRE(got[i] == Approx(want[i]).margin(1e-6));
+}
+
 TEST_CASE("mart: boosted CE uses the most likely wrong class; KL weighted by 1.0000001 - p_y", "[train]") {
     // Sample 0: the label is the argmax of p' (ŷ is the runner-up); sample 1: a wrong class leads; sample 2:
     // confident and correct.
