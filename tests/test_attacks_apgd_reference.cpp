@@ -8,33 +8,21 @@
 #include "attacks/apgd_core.h"
 #include "attacks/oracle.h"
 #include "nn/layers.h"
-#include "nn/safetensors.h"
-#include "tests/test_nn_util.h"
+#include "tests/fixture_file.h"
 
 using namespace cw;
 using namespace cw::attacks;
 
 namespace {
 
-const st::File& reference() {
-    static const st::File file = [] {
-        const std::string path = cw_nn_test::fixture_path("apgd_reference.safetensors");
-        if (path.empty()) FAIL("tests/fixtures/apgd_reference.safetensors missing (tools/make_apgd_reference.py)");
-        return st::read_file(path);
-    }();
-    return file;
-}
+const char* const kFile = "apgd_reference.safetensors";
 
-std::vector<float> ref(const std::string& name) {
-    const auto it = reference().tensors.find(name);
-    if (it == reference().tensors.end()) FAIL("apgd_reference.safetensors has no tensor '" << name << "'");
-    return st::to_f32(it->second, name);
-}
+const st::File& reference() { return cw_nn_test::fixture_file(kFile, "tools/make_apgd_reference.py"); }
+
+std::vector<float> ref(const std::string& name) { return cw_nn_test::fixture_f32(reference(), kFile, name); }
 
 Tensor ref_tensor(const std::string& name) {
-    const auto it = reference().tensors.find(name);
-    if (it == reference().tensors.end()) FAIL("apgd_reference.safetensors has no tensor '" << name << "'");
-    return Tensor::from_vector(ref(name), it->second.shape);
+    return Tensor::from_vector(ref(name), cw_nn_test::fixture_record(reference(), kFile, name).shape);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "attacks/steps.h"
 #include "tests/test_train_methods_util.h"
@@ -194,6 +195,18 @@ std::vector<float> fat_points(attacks::FatSemantics semantics, int tau, const st
     return v;
 }
 
+// The first seed from 1 whose FAT random start (U(−0.1, 0.1) around each of the three x, replayed) passes `accept`,
+// and those starts.
+std::pair<uint64_t, std::vector<float>> seed_with_starts(const std::vector<float>& x,
+                                                         const std::function<bool(const std::vector<float>&)>& accept) {
+    for (uint64_t seed = 1;; ++seed) {
+        Rng replay(seed);
+        const auto d = attacks::uniform_linf_noise(3, 1, {0.1f, 0.1f, 0.1f}, replay);
+        const std::vector<float> start{x[0] + d[0], x[1] + d[1], x[2] + d[2]};
+        if (accept(start)) return {seed, start};
+    }
+}
+
 }  // namespace
 
 TEST_CASE("fat: early stop by hand — original freezes misclassified samples once the budget is spent; cfa's counter never re-arms",
@@ -202,14 +215,9 @@ TEST_CASE("fat: early stop by hand — original freezes misclassified samples on
     // A: v = 0.2, correct everywhere in its ball; B: 0.8, wrong everywhere; C: 0.45, correct at its start (the
     // seed is chosen so), wrong once stepped to 0.55.
     const std::vector<float> x{0.2f, 0.8f, 0.45f};
-    uint64_t seed = 1;
-    std::vector<float> start;
-    for (;; ++seed) {
-        Rng replay(seed);
-        const auto d = attacks::uniform_linf_noise(3, 1, {0.1f, 0.1f, 0.1f}, replay);
-        start = {x[0] + d[0], x[1] + d[1], x[2] + d[2]};
-        if (start[2] < 0.49f) break;
-    }
+    const auto found = seed_with_starts(x, [](const std::vector<float>& s) { return s[2] < 0.49f; });
+    const uint64_t seed = found.first;
+    const std::vector<float>& start = found.second;
     const float A = 0.3f, B = 0.9f, C = 0.55f;
     using S = attacks::FatSemantics;
     auto check = [&](S s, int tau, std::vector<float> want) {
@@ -242,14 +250,11 @@ TEST_CASE("fat: cfa counter by hand — a sample moves at a check while its coun
     // start plus 0.01 per move. A: v = 0.2, correct everywhere; B: 0.8, wrong everywhere; C: x = 0.5 with a start
     // in (0.482, 0.488) (the seed is chosen so): correct at checks 0 and 1 (moves free), wrong from check 2 on.
     const std::vector<float> x{0.2f, 0.8f, 0.5f};
-    uint64_t seed = 1;
-    std::vector<float> start;
-    for (;; ++seed) {
-        Rng replay(seed);
-        const auto d = attacks::uniform_linf_noise(3, 1, {0.1f, 0.1f, 0.1f}, replay);
-        start = {x[0] + d[0], x[1] + d[1], x[2] + d[2]};
-        if (start[2] > 0.482f && start[2] < 0.488f && start[1] < 0.85f && start[0] < 0.25f) break;
-    }
+    const auto found = seed_with_starts(x, [](const std::vector<float>& s) {
+        return s[2] > 0.482f && s[2] < 0.488f && s[1] < 0.85f && s[0] < 0.25f;
+    });
+    const uint64_t seed = found.first;
+    const std::vector<float>& start = found.second;
     auto moved = [&](int a, int b, int c) {
         return std::vector<float>{start[0] + 0.01f * a, start[1] + 0.01f * b, start[2] + 0.01f * c};
     };
