@@ -37,4 +37,14 @@ struct ApgdSchedule {
 ApgdRunResult apgd_run(ModelOracle& model, const Tensor& x, const std::vector<float>& eps, const Objective& J,
                        const ApgdSettings& s, Rng& rng);
 
+// Per iteration i, per sample: the objective at the new iterate, and the step size η after that iteration's
+// check. Copied to the host each iteration, so for tests only (the reference trajectory of
+// tools/make_apgd_reference.py).
+struct ApgdTrace {
+    std::vector<std::vector<float>> objective, eta;
+};
+// The same run from a given start x0 (apgd_run draws it: x + ε·t/||t||, box-clipped).
+ApgdRunResult apgd_run_from(ModelOracle& model, const Tensor& x, const Tensor& x0, const std::vector<float>& eps,
+                            const Objective& J, const ApgdSettings& s, ApgdTrace* trace = nullptr);
+
 }  // namespace cw::attacks

@@ -2,9 +2,10 @@
 // adversarial trainings, Table 1 (CIFAR-10) / Table 2 (GTSRB) and Figure 3.
 //   1. PGD-AT from scratch; its best_robust checkpoint (selected on the validation split) is the "hot start";
 //   2. TRADES from scratch at each β the paper lists as TRADES(1/λ) (arms trades_beta1, trades_beta6);
-//   3. from the hot start, fine-tuned with FRL's recipe (fairness.md §B.3: lr 0.001, 40 epochs, τ1 = 0.05,
-//      τ2 = 0.07): frl_baseline_rw (the paper's "Baseline Reweight", our reconstruction), frl_rw (Reweight),
-//      frl_rm (Remargin), frl_rwrm (Reweight + Remargin);
+//   3. from the hot start, fine-tuned with FRL's recipe (fairness.md §B.3: lr 0.001, 40 epochs; τ1/τ2 and β, lim
+//      per variant as its script ran them, frl_resolved in frl.h — the paper's text τ1 = 0.05, τ2 = 0.07 are flags):
+//      frl_baseline_rw (the paper's "Baseline Reweight", our reconstruction), frl_rw (Reweight), frl_rm
+//      (Remargin), frl_rwrm (Reweight + Remargin);
 //   4. each last model's average and worst-class clean, boundary and robust error under PGD-20 (Table 1), and for
 //      every FRL arm the largest constraint violation over the classes, epoch by epoch (Figure 3:
 //      max_violation.csv, from the per-class violations FRL writes to history.csv).

@@ -199,8 +199,9 @@ def fat_cfa(model, x, y, start, eps, alpha, steps, tau):
         out = model(xg)
         g, = torch.autograd.grad(F.cross_entropy(out, y, reduction='sum'), xg)
         wrong = (out.detach().argmax(1) != y).double()
-        counter = (counter - wrong).clamp(min=0)
+        # CFA's fat_loss: a sample moves while control > 0 at the check; a misclassified one then spends 1
         a = (alpha * (counter > 0).double()).view(-1, 1, 1, 1)
+        counter = (counter - wrong).clamp(min=0)
         xa = project(xa + a * g.sign(), x, eps)
     return xa.detach()
 
