@@ -1,5 +1,5 @@
 #pragma once
-// The two-class Gaussian mixture of FRL §3 (spec gaussian_theory.md §1): y in {-1, +1} with probability 1/2 each,
+// The two-class Gaussian mixture of FRL §3 (spec docs/protocols/gaussian_theory.md §1): y in {-1, +1} with probability 1/2 each,
 // x | y ~ N(y·θ, σ_y² I) with θ = (γ·1_m, η·1_d), σ_{-1} = σ and σ_{+1} = K·σ (class +1 is the noisier one).
 // Class index 0 is y = -1 and class index 1 is y = +1.
 #include <cstdint>

@@ -6,7 +6,7 @@
 // robust one can only use the m robust features, and in that low-dimensional space the variance difference shows
 // up as a large clean-error gap between the classes (Ω > 1, growing with d/m).
 //
-// Protocol (spec /work/shared/spec/gaussian_theory.md):
+// Protocol (docs/protocols/gaussian_theory.md):
 //   1. The closed forms at the configuration below: Theorem 1 (natural optimum f), Theorem 2 (robust optimum
 //      f_adv at radius ε), robust errors at the test radius ε₀, Corollary 1's Ω.
 //   2. For each K of --k-sweep (ε fixed) and each training radius ε of --eps-sweep (K fixed): sample --samples training

@@ -1,5 +1,5 @@
 #pragma once
-// Closed forms of FRL §3's conceptual example (Xu et al.; spec gaussian_theory.md): a two-class Gaussian mixture
+// Closed forms of FRL §3's conceptual example (Xu et al.; spec docs/protocols/gaussian_theory.md): a two-class Gaussian mixture
 // whose class +1 has K times the standard deviation of class -1. Everything rests on one formula, the exact
 // class-wise error of a linear classifier f(x) = sign(wᵀx + b) (spec §2); Lemma 1/Theorem 1 (natural optimum) and
 // Lemma 2/Theorem 2 (robust optimum at radius ε) are that formula at the minimising w and b, and the tests check

@@ -1,5 +1,5 @@
 #pragma once
-// safetensors checkpoints (see /work/shared/spec/safetensors.md), on raw bytes so that loading and saving do
+// safetensors checkpoints (docs/protocols/safetensors.md), on raw bytes so that loading and saving do
 // not depend on the engine's Tensor. Files come from the internet, so parse() treats every byte as hostile:
 // anything malformed is a FormatError naming the file, never a crash or an oversized allocation.
 #include <cstddef>
