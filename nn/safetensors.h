@@ -41,7 +41,7 @@ struct File {
 
 inline constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 
-// Validates everything the spec requires; `source_name` (usually the path) starts every error message.
+// Validates everything docs/protocols/safetensors.md §1 requires; `source_name` (usually the path) starts every error message.
 File parse(const uint8_t* data, size_t size, const std::string& source_name);
 File read_file(const std::string& path);
 // Only the header's __metadata__ (read without the tensor data, so a file truncated in its data still answers).

@@ -20,7 +20,7 @@ void add_longtail_flags(CLI::App& app, MethodOptions& o) {
         ->group(g);
     app.add_option("--critical-weight", lt.critical_weight,
                    "at_cost_sensitive scenario 2: omega, the critical class's weight before normalising (default 2; "
-                   "spec: 2 or 5)")
+                   "docs/protocols/longtail.md §1: 2 or 5)")
         ->group(g);
     app.add_option("--cb-beta", lt.cb_beta,
                    "at_class_balanced, at_ldam_drw (after DRW): beta of w_k = (1-beta)/(1-beta^n_k) (default 0.9999); "
