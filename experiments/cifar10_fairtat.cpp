@@ -8,6 +8,8 @@
 //   for every method (FAWA and the best-checkpoint rule use it); per-epoch PGD-10; final PGD-20 per class.
 //   Weight averaging (EMA, FAWA) from epoch 50 with decay 0.85 and FAWA threshold 0.2. FRL fine-tunes PGD-AT's
 //   best checkpoint (its "hot start") for a fifth of the epochs at lr 0.001.
+//   Beyond Table 1 (only when --arms names them): DAFA and TRIX on the same protocol, their warm-up 70/110 of the
+//   epochs as in DAFA's code (docs/protocols/dafa.md, trix.md).
 //   --transfer adds AutoAttack and Square-5000 (Table 2); --corruptions the 18 common corruptions per class (Tables
 //   3-4); --ablations adds FAIR-TAT with uniform targets and FAIR-TAT without per-class ε.
 //
@@ -73,9 +75,27 @@ std::vector<study::Arm> table1_arms(const train::JobConfig& base, bool ablations
     return arms;
 }
 
-// --arms: a subset of the table, in the table's order; FRL needs the PGD-AT arm it starts from.
-std::vector<study::Arm> select_arms(std::vector<study::Arm> all, const std::string& wanted) {
-    if (wanted == "all") return all;
+// Beyond Table 1: fair methods newer than FAIR-TAT, trained with the same protocol for comparison. Not part of
+// "all" (the paper's table); --arms names them. DAFA and TRIX (docs/protocols/dafa.md, trix.md) keep their
+// codes' warm-up as a fraction of the run: 70 of 110 epochs (DAFA's code), at least 1 — unless --dafa-warmup
+// was given.
+std::vector<study::Arm> beyond_table1_arms(const train::JobConfig& base, bool warmup_given) {
+    std::vector<study::Arm> arms;
+    const int warmup = static_cast<int>(std::max<int64_t>(1, base.common.epochs * 70 / 110));
+    for (const std::string method : {"dafa", "trix"}) {
+        arms.push_back(study::arm(method, base, method));
+        if (!warmup_given) arms.back().job.method_options.dafa.warmup = warmup;
+    }
+    return arms;
+}
+
+// --arms: a subset of the table and the rows beyond it, in that order ("all": the table's rows); FRL needs the
+// PGD-AT arm it starts from.
+std::vector<study::Arm> select_arms(std::vector<study::Arm> table, std::vector<study::Arm> beyond,
+                                    const std::string& wanted) {
+    if (wanted == "all") return table;
+    std::vector<study::Arm> all = std::move(table);
+    all.insert(all.end(), beyond.begin(), beyond.end());
     std::vector<std::string> names = cli::split_list(wanted);
     for (const auto& n : names)
         if (std::none_of(all.begin(), all.end(), [&](const study::Arm& a) { return a.name == n; })) {
@@ -129,19 +149,21 @@ int main(int argc, char** argv) {
     cli::add_common_flags(app, base.common, spec);
     train::add_job_flags(app, base);
     app.remove_option(app.get_option("--method"));
-    app.add_option("--arms", arms, "the rows to run, comma-separated (default all; see the list in the source or an "
-                                   "error message)")->capture_default_str();
+    app.add_option("--arms", arms, "the rows to run, comma-separated (default all: Table 1's rows; the rows beyond "
+                                   "Table 1, dafa and trix, only when named; see the list in the source or an error "
+                                   "message)")->capture_default_str();
     app.add_flag("--transfer", transfer, "also evaluate under AutoAttack and Square-5000 (Table 2)");
     app.add_flag("--corruptions", corruptions, "also evaluate per class on the 18 common corruptions of FAIR-TAT's "
                                                "Tables 3-4 (CIFAR-10-C files when present, else generated)");
     app.add_flag("--ablations", ablations, "add FAIR-TAT with uniform targets and FAIR-TAT without per-class eps");
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
+    const bool warmup_given = app.get_option("--dafa-warmup")->count() > 0;
     return cli::run_guarded("cifar10_fairtat", [&] {
         if (transfer) base.final_attacks += ",autoattack,square5000";
         if (corruptions && base.final_corruptions.empty()) base.final_corruptions = "fair-tat";
         study::Study s;
         s.title = "FAIR-TAT Table 1 on " + base.data.dataset + ": average and worst class, clean and under PGD-20";
-        s.arms = select_arms(table1_arms(base, ablations), arms);
+        s.arms = select_arms(table1_arms(base, ablations), beyond_table1_arms(base, warmup_given), arms);
         s.attack = "pgd20";
         return study::run_study(s, base.common, std::cout);
     });

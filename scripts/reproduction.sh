@@ -4,7 +4,7 @@
 # small CNN), every arm with several seeds, evaluated on the whole test set.
 #   scripts/reproduction.sh pilot|study|autoattack [DATASET ...]        (default: both datasets)
 #   scripts/reproduction.sh list pilot|study|autoattack [DATASET ...]   (print the jobs, run nothing)
-# Environment: OUT (runs/reproduction), RESULTS (results/reproduction), WORKERS (2), TRAIN (build/tools/train),
+# Environment: ARMS (the arms, below), OUT (runs/reproduction), RESULTS (results/reproduction), WORKERS (2), TRAIN (build/tools/train),
 # AUDIT (build/tools/audit). Each job is one `build/tools/train` (or `audit`) process with one CPU thread; WORKERS of
 # them drain a queue. A finished job is never redone and an interrupted one resumes from its saved state (--resume),
 # so the script can be stopped at any moment and started again. An FRL job waits for its PGD-AT hot start. When a
@@ -36,7 +36,9 @@ eps_of() { case $1 in fashion-mnist) echo 0.1 ;; gtsrb32) echo 12/255 ;; esac; }
 # wd 5e-4, constant rate) for 2 epochs.
 frl_optim="--epochs 2 --optimizer sgd --lr 0.01 --wd 5e-4 --schedule constant"
 
-arms="natural pgd_at trades frl_rwrm frl_rw cfa_at cfa_at_ema cfa_trades fair_tat fair_tat_ema"
+# ARMS replaces the list; the rows beyond the three papers (dafa, trix) run only when it names them, e.g.
+# ARMS="pgd_at trades dafa trix" scripts/reproduction.sh study.
+arms=${ARMS:-natural pgd_at trades frl_rwrm frl_rw cfa_at cfa_at_ema cfa_trades fair_tat fair_tat_ema}
 seeds_of() { case $1 in pgd_at|frl_rwrm) echo "0 1 2 3 4" ;; *) echo "0 1 2" ;; esac; }
 
 arm_flags() {  # arm dataset seed
@@ -53,6 +55,9 @@ arm_flags() {  # arm dataset seed
         cfa_trades)   echo "--method cfa_trades --cfa-begin 1 --ema fawa --ema-start 1 ${optim[$ds]}" ;;
         fair_tat)     echo "--method fair_tat ${optim[$ds]}" ;;
         fair_tat_ema) echo "--method fair_tat --ema epoch --ema-start 1 ${optim[$ds]}" ;;
+        # Beyond the papers (docs/protocols/dafa.md, trix.md): the warm-up keeps DAFA's code fraction, 70 of 110
+        # epochs, i.e. 3 of 5.
+        dafa|trix)    echo "--method $a --dafa-warmup 3 ${optim[$ds]}" ;;
     esac
 }
 checkpoints_of() { case $1 in cfa_*|fair_tat_ema) echo last,best_robust,ema_last ;; *) echo last,best_robust ;; esac; }

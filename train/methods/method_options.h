@@ -6,6 +6,7 @@
 
 #include "attacks/early_stop_pgd.h"
 #include "fairness/methods/cfa_options.h"
+#include "fairness/methods/dafa_options.h"
 #include "fairness/methods/frl_options.h"
 #include "fairness/methods/longtail_options.h"
 #include "train/method.h"
@@ -43,6 +44,7 @@ struct MethodOptions {
     CfaOptions cfa;                    // CFA, FAIR-TAT (fairness/methods/)
     FrlOptions frl;                    // FRL, WAT
     LongTailOptions longtail;          // long-tail remedies, BAT
+    DafaOptions dafa;                  // DAFA, TRIX
 
     float resolved_alpha() const { return alpha >= 0 ? alpha : 2.5f * eps / static_cast<float>(steps > 0 ? steps : 1); }
 };
