@@ -1,17 +1,17 @@
 #pragma once
-// Settings of the FRL and WAT methods (docs/protocols/frl.md, docs/protocols/wat.md), part of train::MethodOptions. A negative value means
-// "the variant's default" where FRL's three scripts differ (docs/protocols/frl.md §3).
+// Settings of the FRL and WAT methods (docs/protocols/frl.md, docs/protocols/wat.md), part of train::MethodOptions.
+// A negative value means "the variant's default" where FRL's three scripts differ (docs/protocols/frl.md §3).
 namespace cw::train {
 
 struct FrlOptions {
-    // FRL (docs/protocols/frl.md §2, §3); defaults are docs/protocols/frl.md §3's "Default for us" line.
+    // FRL (docs/protocols/frl.md §2; each variant's defaults and the paper's values: §3).
     double tau1 = 0.05;             // clean-error violation tolerance τ1
     double tau2 = 0.07;             // boundary-error violation tolerance τ2
     double r1 = 0.05;               // multiplier step of λ_nat (λ_bdy takes 2·r1); halved every `halve_every` epochs
     int halve_every = 40;           // r1 ← r1/2 when the 1-based epoch t is a multiple of this
     double r2 = -1;                  // step of λ_m; < 0: 0.2 (reweight+remargin), 0.1 (remargin)
     double beta = 1.5;              // KL weight of FRL's cost-sensitive TRADES loss (frlrm.py used 1.0)
-    double lim = 0.5;               // Norm projection bound Σλ ≤ lim (frlrm.py used 0.3; docs/protocols/frl.md §3's default is 0.5)
+    double lim = 0.5;               // Norm projection bound Σλ ≤ lim (frlrm.py used 0.3; docs/protocols/frl.md §3)
     double m_lo = 0.98;             // ε multiplier clip m(i) ∈ [m_lo, m_hi]
     double m_hi = -1;                // < 0: 3.0 (reweight+remargin), 2.5 (remargin)
     float attack_step = -1;         // TRADES inner step s_att; < 0: ε/4 (2/255 at 8/255), per batch max_b(ε_b)/4 for RWRM
