@@ -77,7 +77,7 @@ ApgdRunResult apgd_run_from(ModelOracle& model, const Tensor& x, const Tensor& x
     Tensor L_max_at_last_check = L_max;
     Tensor reduced_at_last_check = Tensor::ones({n}, device);
     // loss_hist[i]: the objective after iteration i, zero until written. Row −1 wraps to the last row, as in the
-    // reference code (attacks.md §4.3 quirk): the first check compares iteration 0 against a still-zero row.
+    // reference code (docs/protocols/attacks.md §4.3 quirk): the first check compares iteration 0 against a still-zero row.
     std::vector<Tensor> loss_hist(static_cast<size_t>(N));
     auto hist = [&](int i) {
         const Tensor& h = loss_hist[static_cast<size_t>((i + N) % N)];

@@ -1,5 +1,5 @@
 #pragma once
-// One run of Auto-PGD (Croce & Hein 2020) on a batch, exactly as attacks.md §4.3: momentum steps with a
+// One run of Auto-PGD (Croce & Hein 2020) on a batch, exactly as docs/protocols/attacks.md §4.3: momentum steps with a
 // per-sample step size η (initially 2ε) that halves at checkpoints where the objective oscillates or stalls, with a
 // restart from the best point found. Shared by APGD-CE / APGD-DLR (apgd.h) and APGD-T (apgd_targeted.h).
 // Every per-sample decision (best points, step-size checks) is a 0/1 tensor on the model's device: an iteration

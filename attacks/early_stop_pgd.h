@@ -1,5 +1,5 @@
 #pragma once
-// Early-stopped PGD-K-τ of Friendly Adversarial Training (FAT, Zhang et al. 2020; training.md §8), L∞, CE,
+// Early-stopped PGD-K-τ of Friendly Adversarial Training (FAT, Zhang et al. 2020; docs/protocols/training.md §8), L∞, CE,
 // uniform start U(−ε_i, ε_i). A sample stops being pushed once it has been misclassified more than τ times, so
 // training sees "friendly" adversarial examples just past the decision boundary. Two bookkeepings:
 //
@@ -13,7 +13,7 @@
 //   So a sample moves after at most τ misclassified checks; once 0 it never moves again, even if it becomes
 //   correct (τ = 0: random start only).
 //
-// Targeted (Cfa bookkeeping only; FAIR-TAT + FAT, fairness.md D.4 item 4, our reconstruction): the step descends
+// Targeted (Cfa bookkeeping only; FAIR-TAT + FAT, docs/protocols/fair_tat.md §4 item 4, our reconstruction): the step descends
 // CE(f(x'), t_i) toward each sample's target (PerSample::targets, else uniform ≠ y), while "misclassified" keeps
 // meaning ŷ ≠ y — a sample stops once it has left its class τ times, whichever class it reached.
 #include <string>

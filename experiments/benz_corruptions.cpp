@@ -12,7 +12,7 @@
 //
 //   ./experiments/benz_corruptions [--quick] [--arms natural,pgd_at] [--corruptions all|benchmark|names]
 //                                  [--severities 1,2,3,4,5] [--dataset cifar10] [--resume]
-// Setting (the proposal gives none beyond "ResNet18, CIFAR-10"): the shared recipe of training.md §3 with the
+// Setting (the proposal gives none beyond "ResNet18, CIFAR-10"): the shared recipe of docs/protocols/training.md §3 with the
 // standard CIFAR ResNet-18, PGD-AT at 8/255 (10 steps of 2/255), the last checkpoint, PGD-20.
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
     train::JobConfig base;
     base.experiment = "benz_corruptions";
     base.common.out = "runs/benz_corruptions";
-    base.common.epochs = 200;                // training.md §3 (Rice et al.'s recipe; the proposal gives none)
+    base.common.epochs = 200;                // docs/protocols/training.md §3 (Rice et al.'s recipe; the proposal gives none)
     base.data.dataset = "cifar10";
     base.arch = "resnet18";                  // "ResNet18" (the proposal), the standard CIFAR ResNet
     base.eps = "8/255";

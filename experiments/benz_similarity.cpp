@@ -12,7 +12,7 @@
 //
 //   ./experiments/benz_similarity [--quick] [--dataset cifar100|cifar10|fashion-mnist|...] [--resume]
 // The similarity part works on any dataset; the superclass part needs superclasses (CIFAR-100). The recipe is the
-// shared one (training.md §3); ε = the dataset's default (8/255 on CIFAR). Every flag of `train` applies to every arm.
+// shared one (docs/protocols/training.md §3); ε = the dataset's default (8/255 on CIFAR). Every flag of `train` applies to every arm.
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>

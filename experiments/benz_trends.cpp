@@ -11,7 +11,7 @@
 //      PGD-AT = Fig. 2; the run report draws them), linked from summary.md with the rest.
 //
 //   ./experiments/benz_trends [--quick] [--dataset cifar10] [--arch resnet18] [--methods natural,pgd_at] [--resume]
-// The paper names ResNet-18 and CIFAR-10 only; the recipe is the shared one (training.md §3: SGD 0.9, wd 5e-4,
+// The paper names ResNet-18 and CIFAR-10 only; the recipe is the shared one (docs/protocols/training.md §3: SGD 0.9, wd 5e-4,
 // lr 0.1 ÷10 at 50% and 75%, batch 128, 200 epochs, crop+flip), ε = 8/255, PGD-10 for training and the per-epoch
 // evaluation, PGD-20 at the end. Every flag of `train` applies to every arm; --methods replaces --method.
 #include <CLI/CLI.hpp>

@@ -2,7 +2,7 @@
 // trained the same way on CIFAR-10 (or CIFAR-100 with --dataset cifar100), compared class by class on the last
 // checkpoint as the paper reports (and on the CFA-selected best one as well).
 //
-// Protocol (fairness.md §D.3; the block below, every value a flag):
+// Protocol (docs/protocols/fair_tat.md §3; the block below, every value a flag):
 //   PreAct ResNet-18, SGD momentum 0.9, weight decay 5e-4, lr 0.1 divided by 10 at 50% and 75% of 200 epochs,
 //   batch 128, L∞ ε = 8/255, 10-step attacks with α = 2/255, a 2% per-class validation split held out of training
 //   for every method (FAWA and the best-checkpoint rule use it); per-epoch PGD-10; final PGD-20 per class.
@@ -44,7 +44,7 @@ std::vector<study::Arm> table1_arms(const train::JobConfig& base, bool ablations
     };
     // FAIR-TAT compares against each base as the CFA code trains it: FAT with CFA's early-stopping (τ = 3).
     auto cfa_fat = [](study::Arm& a) { a.job.method_options.fat_semantics = attacks::FatSemantics::Cfa; };
-    // FRL starts from PGD-AT's best checkpoint and fine-tunes it (fairness.md §B.2; lr 0.001, 40 of 200 epochs).
+    // FRL starts from PGD-AT's best checkpoint and fine-tunes it (docs/protocols/frl.md §2; lr 0.001, 40 of 200 epochs).
     auto frl = [&](study::Arm& a) {
         a.job.init = base.common.out + "/pgd_at/best_robust.safetensors";
         a.job.trainer.recipe.lr = 0.001;
@@ -141,7 +141,7 @@ std::vector<study::Arm> select_arms(std::vector<study::Arm> table, std::vector<s
 }  // namespace
 
 int main(int argc, char** argv) {
-    // ---- the paper's protocol (fairness.md §D.3) ----------------------------------------------------------------
+    // ---- the paper's protocol (docs/protocols/fair_tat.md §3) ----------------------------------------------------------------
     train::JobConfig base;
     base.experiment = "cifar10_fairtat";
     base.common.out = "runs/cifar10_fairtat";

@@ -1,5 +1,5 @@
 // fairtat_cfp — FAIR-TAT (Medi et al., WACV 2025), §4: which classes absorb a robust model's errors? The class
-// false-positive score CFP_k (fairness.md §A) is the share of all misclassified test samples that the model
+// false-positive score CFP_k (docs/protocols/metrics.md) is the share of all misclassified test samples that the model
 // assigns to class k. The paper reads it off RobustBench models on CIFAR-10 ("cat", and "airplane" despite its
 // high accuracy); we ask the same of our own models and every attack:
 //   1. models: PGD-AT and TRADES trained here as the study's arms (Rice's recipe, PreAct ResNet-18, the last
@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
     base.final_attacks = "pgd20,cw20,apgd-ce,apgd-t,fab-t,square5000";
     base.final_checkpoints = "last";      // FAIR-TAT reports last checkpoints
     if (dataset == "cifar10") {
-        // Rice / CFA / FAIR-TAT recipe (training.md §3, §5): PRN-18, 200 epochs, reflect crop + flip, CIFAR
+        // Rice / CFA / FAIR-TAT recipe (docs/protocols/training.md §3, §5): PRN-18, 200 epochs, reflect crop + flip, CIFAR
         // normalisation inside the model, SGD 0.9, wd 5e-4, lr 0.1 ÷10 at 50% and 75%; TRADES β = 6 (Zhang's form).
         base.arch = "preact_resnet18";
         base.eps = "8/255";

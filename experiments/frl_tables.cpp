@@ -2,7 +2,7 @@
 // adversarial trainings, Table 1 (CIFAR-10) / Table 2 (GTSRB) and Figure 3.
 //   1. PGD-AT from scratch; its best_robust checkpoint (selected on the validation split) is the "hot start";
 //   2. TRADES from scratch at each β the paper lists as TRADES(1/λ) (arms trades_beta1, trades_beta6);
-//   3. from the hot start, fine-tuned with FRL's recipe (fairness.md §B.3: lr 0.001, 40 epochs; τ1/τ2 and β, lim
+//   3. from the hot start, fine-tuned with FRL's recipe (docs/protocols/frl.md §3: lr 0.001, 40 epochs; τ1/τ2 and β, lim
 //      per variant as its script ran them, frl_resolved in frl.h — the paper's text τ1 = 0.05, τ2 = 0.07 are flags):
 //      frl_baseline_rw (the paper's "Baseline Reweight", our reconstruction), frl_rw (Reweight), frl_rm
 //      (Remargin), frl_rwrm (Reweight + Remargin);
@@ -43,15 +43,15 @@ int main(int argc, char** argv) {
     base.final_attacks = "pgd20";
     base.final_checkpoints = "last";      // FRL's code reports the last model
     std::string trades_betas = "1,6";     // the TRADES(1/λ) rows
-    int64_t finetune_epochs = 40;         // §B.3: T = 40
-    double finetune_lr = 0.001;           // §B.3: SGD 0.9, wd 5e-4, ÷10 at epochs 40 and 80
+    int64_t finetune_epochs = 40;         // docs/protocols/frl.md §3: T = 40
+    double finetune_lr = 0.001;           // docs/protocols/frl.md §3: SGD 0.9, wd 5e-4, ÷10 at epochs 40 and 80
     std::string hot_start;                // empty: <out>/pgd_at/best_robust.safetensors
     if (dataset == "cifar10") {
         base.arch = "preact_resnet18";
         base.eps = "8/255";
-        base.common.epochs = 200;         // PGD-AT / TRADES from scratch: the shared Rice recipe (training.md §3)
+        base.common.epochs = 200;         // PGD-AT / TRADES from scratch: the shared Rice recipe (docs/protocols/training.md §3)
     } else if (gtsrb) {
-        // §B.5: 17 classes, a 4-layer CNN, ε = 12/255; the rest is unspecified (our choices: Adam as the project's
+        // docs/protocols/frl.md §5: 17 classes, a 4-layer CNN, ε = 12/255; the rest is unspecified (our choices: Adam as the project's
         // GTSRB baselines, 100 validation images per class — the smallest kept class has 555).
         protocols::use_gtsrb_recipe(base);
         base.data.classes = "top:17";
@@ -86,9 +86,9 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--trades-betas", trades_betas, "TRADES β values, one arm each (the paper's TRADES(1/λ) rows)")
         ->capture_default_str();
-    app.add_option("--finetune-epochs", finetune_epochs, "epochs of the FRL arms from the hot start (§B.3: 40)")
+    app.add_option("--finetune-epochs", finetune_epochs, "epochs of the FRL arms from the hot start (docs/protocols/frl.md §3: 40)")
         ->check(CLI::Range(int64_t{1}, int64_t{1000000}))->capture_default_str();
-    app.add_option("--finetune-lr", finetune_lr, "learning rate of the FRL arms (÷10 at epochs 40 and 80; §B.3: 0.001)")
+    app.add_option("--finetune-lr", finetune_lr, "learning rate of the FRL arms (÷10 at epochs 40 and 80; docs/protocols/frl.md §3: 0.001)")
         ->check(CLI::Range(1e-9, 1e3))->capture_default_str();
     app.add_option("--hot-start", hot_start, "the FRL arms' initial weights (default: <out>/pgd_at/best_robust.safetensors, "
                                              "so pgd_at must be among --methods)")

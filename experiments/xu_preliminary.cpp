@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
     base.method_options.beta = 6;         // TRADES(1/λ = 6)
     std::string low_eps = "4/255";        // Figure 1's second radius
     if (dataset == "cifar10") {
-        // The shared recipe (training.md §3, Rice et al.): the paper gives none for §2. SGD 0.9, wd 5e-4, lr 0.1
+        // The shared recipe (docs/protocols/training.md §3, Rice et al.): the paper gives none for §2. SGD 0.9, wd 5e-4, lr 0.1
         // ÷10 at 50% and 75%, batch 128, 200 epochs; crop+flip.
         base.arch = "preact_resnet18";
         base.eps = "8/255";

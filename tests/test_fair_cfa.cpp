@@ -1,4 +1,4 @@
-// CFA (fairness.md §C): the class-wise calibrated ε_k (CCM) and β_k (CCR) from the previous epoch's t_k, the
+// CFA (docs/protocols/cfa.md): the class-wise calibrated ε_k (CCM) and β_k (CCR) from the previous epoch's t_k, the
 // begin epoch, the switches, the per-base λ1, class state and its save/load, and the family's names and flags.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// FRL's multiplier ascent and WAT's Hedge weights on hand-worked numbers (fairness.md §B.2, §E.1), and the
+// FRL's multiplier ascent and WAT's Hedge weights on hand-worked numbers (docs/protocols/frl.md §2, docs/protocols/wat.md), and the
 // per-sample coefficients of their cost-sensitive TRADES losses.
 #include <catch2/catch.hpp>
 

@@ -39,7 +39,7 @@ std::string summary_table(const std::string& md) {   // the table, without the w
 }  // namespace
 
 TEST_CASE("study: arms from a method list, bad lists named", "[study]") {
-    const train::JobConfig base = tiny_base("/tmp/unused");
+    const train::JobConfig base = tiny_base((std::filesystem::temp_directory_path() / "cw_study_unused").string());
     const auto arms = study::arms_for_methods("--methods", "natural,pgd_at", base);
     REQUIRE(arms.size() == 2);
     REQUIRE(arms[1].name == "pgd_at");

@@ -1,4 +1,4 @@
-// The baseline training methods (train/methods/, training.md §4–§9) against independent PyTorch twins
+// The baseline training methods (train/methods/, docs/protocols/training.md §4–§9) against independent PyTorch twins
 // (tools/make_method_twins.py → tests/fixtures/method_twins.safetensors): per-sample loss terms, the logits
 // trained on, and the weights and BN running statistics after three SGD steps (momentum 0.9, weight decay 5e-4,
 // lr 0.1) on one fixed batch of a tiny BN net. The twin replays classwise's Rng for the random starts and runs in

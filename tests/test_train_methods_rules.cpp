@@ -1,4 +1,4 @@
-// The spec'd rules of the baseline methods on cases built by hand (training.md §6–§9): TRADES' KL term and its
+// The documented rules of the baseline methods on cases built by hand (docs/protocols/training.md §6–§9): TRADES' KL term and its
 // CFA-normalised form, MART's boosted CE and weighted KL, FAT's early stop in both semantics, FGSM-RS's
 // catastrophic-overfitting guard, the registry and flags; and each method training a tiny synthetic problem.
 #include <catch2/catch.hpp>

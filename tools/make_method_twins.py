@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Writes tests/fixtures/method_twins.safetensors: every baseline training method of train/methods/ run by an
-independent PyTorch twin (written from training.md §4-§9 and the reference codes: Rice's PGD-AT, Wong's FGSM-RS,
+independent PyTorch twin (written from docs/protocols/training.md §4-§9 and the reference codes: Rice's PGD-AT, Wong's FGSM-RS,
 TRADES' trades.py, FAT's earlystop.py, MART's mart.py) for three SGD steps on one fixed batch, so that
 tests/test_train_methods.cpp can compare, step by step, the loss, the per-sample terms, the logits trained on and
 the weights and BN running statistics after the step; for TRADES and MART also the first x', to test their

@@ -1,4 +1,4 @@
-"""Writes float32 safetensors fixtures for the C++ tests (the format of /work/shared/spec/safetensors.md)."""
+"""Writes float32 safetensors fixtures for the C++ tests (the format of docs/protocols/safetensors.md)."""
 import json
 import struct
 

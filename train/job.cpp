@@ -209,8 +209,8 @@ void add_job_flags(CLI::App& app, JobConfig& job) {
                        std::string s;
                        for (const auto& n : method_names()) s += (s.empty() ? "" : ", ") + n;
                        return s;
-                   }() + ". Reconstructed where no reference code exists (fairness.md): bat (from BAT's abstract), "
-                         "frl_baseline_rw (FRL's 'baseline reweight'), fair_tat_trades and fair_tat_fat (D.4: the code ignores the target), "
+                   }() + ". Reconstructed where no reference code exists (docs/protocols/): bat (from BAT's abstract), "
+                         "frl_baseline_rw (FRL's 'baseline reweight'), fair_tat_trades and fair_tat_fat (docs/protocols/fair_tat.md §4 item 4: the code ignores the target), "
                          "the proportional FAIR-TAT prior's floor; our proposals: the long-tail transfers "
                          "(n_k = robustly-correct counts, LDAM on a linear head, the cosine regulariser's formula)")
         ->capture_default_str();

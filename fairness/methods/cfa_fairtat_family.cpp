@@ -31,7 +31,7 @@ void add_flags(CLI::App& app, MethodOptions& o) {
                  "cfa_trades: turn off CCR (beta_k = beta; the loss keeps CFA's division by 1+beta)")
         ->group(g);
     app.add_option("--fair-tat-lambda", c.tat_lambda, "fair_tat, fair_tat_trades, fair_tat_fat: lambda in eps_k = (lambda + r_k)*eps (default 0.5, code "
-                   "--lambda-r). fair_tat_trades and fair_tat_fat are reconstructions (fairness.md D.4 item 4; the code "
+                   "--lambda-r). fair_tat_trades and fair_tat_fat are reconstructions (docs/protocols/fair_tat.md §4 item 4; the code "
                    "ignores the target with TRADES and FAT): targeted eval-mode PGD from x + 0.001*N(0,I), then "
                    "CFA-form TRADES (beta 6, no CCR); targeted early-stopped PGD (tau 3, --fat-tau, stops on argmax != y), "
                    "then CE")

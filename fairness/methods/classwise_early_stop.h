@@ -1,5 +1,5 @@
 #pragma once
-// BAT's source-class part (fairness.md §E.2, our reconstruction): FAT's early-stopped PGD with the CFA / FAIR-TAT
+// BAT's source-class part (docs/protocols/bat.md, our reconstruction): FAT's early-stopped PGD with the CFA / FAIR-TAT
 // bookkeeping (attacks/early_stop_pgd.h, FatSemantics::Cfa: L∞, CE, uniform start, ω = 0, counter_i starts at τ; the
 // sample moves at a check while counter_i > 0 there, and counter_i drops after a check that finds it
 // misclassified), but with the

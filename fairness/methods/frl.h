@@ -1,5 +1,5 @@
 #pragma once
-// FRL — Fair Robust Learning (Xu et al. 2021), as the reference code runs it (fairness.md §B.2, B.3).
+// FRL — Fair Robust Learning (Xu et al. 2021), as the reference code runs it (docs/protocols/frl.md §2, §3).
 // At the START of every epoch: PGD-20 (ε, α = ε/4, uniform start, eval mode) on the validation split, per-class
 // violations against the overall errors, the multiplier ascent of frl_update.h, then the class costs
 // w_nat, w_bdy and ε multipliers m. Each batch:

@@ -57,7 +57,7 @@ void add_frl_wat_flags(CLI::App& app, MethodOptions& o) {
 }
 }  // namespace
 
-// FRL (fairness.md §B; fine-tunes a hot start — the run's initial weights) and WAT (§E.1). All need --val-split.
+// FRL (docs/protocols/frl.md; fine-tunes a hot start — the run's initial weights) and WAT (docs/protocols/wat.md). All need --val-split.
 MethodFamily frl_wat_family() {
     MethodFamily f;
     f.title = "FRL and WAT";

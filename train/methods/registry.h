@@ -1,5 +1,5 @@
 #pragma once
-// The baseline training methods by name: natural, pgd_at, fgsm_rs, trades, fat, mart (training.md §4–§9).
+// The baseline training methods by name: natural, pgd_at, fgsm_rs, trades, fat, mart (docs/protocols/training.md §4–§9).
 //
 //   MethodOptions o;  o.eps = 8.f / 255;                 // the caller owns ε (per-dataset default)
 //   add_method_flags(app, o);                             // --alpha, --attack-steps, --beta, --trades-form ...
