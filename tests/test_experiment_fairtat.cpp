@@ -18,7 +18,7 @@ TEST_CASE("cifar10_fairtat: bad --arms are one line naming the flag", "[experime
     o = run_experiment("cifar10_fairtat", "--arms frl --out " + out);
     CHECK(o.code == 1);
     CHECK(o.text == "cifar10_fairtat: --arms: frl, frl_ema and faal_pgd fine-tune the pgd_at arm's best checkpoint: list pgd_at too\n");
-    o = run_experiment("cifar10_fairtat", "--arms pgd_at,faal --out /tmp/cw_never");
+    o = run_experiment("cifar10_fairtat", "--arms pgd_at,faal --out " + out);
     CHECK(o.text == "cifar10_fairtat: --arms: faal fine-tunes the trades arm's best checkpoint: list trades too\n");
 }
 
