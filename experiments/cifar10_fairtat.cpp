@@ -41,7 +41,8 @@ std::vector<study::Arm> table1_arms(const train::JobConfig& base, bool ablations
     auto cfa_fat = [](study::Arm& a) { a.job.method_options.fat_semantics = attacks::FatSemantics::Cfa; };
     // FRL starts from PGD-AT's best checkpoint and fine-tunes it (fairness.md §B.2; lr 0.001, 40 of 200 epochs).
     auto frl = [&](study::Arm& a) {
-        a.job.init = base.common.out + "/pgd_at/best_robust.safetensors";
+        a.init_arm = "pgd_at";   // the pgd_at arm of the same seed (study/jobs.h: a dependency)
+        a.init_file = "best_robust.safetensors";
         a.job.trainer.recipe.lr = 0.001;
         a.job.trainer.recipe.schedule = "constant";
         a.job.common.epochs = std::max<int64_t>(1, base.common.epochs / 5);
@@ -86,7 +87,7 @@ std::vector<study::Arm> select_arms(std::vector<study::Arm> all, const std::stri
     std::vector<study::Arm> out;
     for (const auto& a : all)
         if (std::find(names.begin(), names.end(), a.name) != names.end()) out.push_back(a);
-    const bool needs_pgd = std::any_of(out.begin(), out.end(), [](const study::Arm& a) { return !a.job.init.empty(); });
+    const bool needs_pgd = std::any_of(out.begin(), out.end(), [](const study::Arm& a) { return !a.init_arm.empty(); });
     const bool has_pgd = std::any_of(out.begin(), out.end(), [](const study::Arm& a) { return a.name == "pgd_at"; });
     if (needs_pgd && !has_pgd)
         throw std::invalid_argument("--arms: frl and frl_ema fine-tune the pgd_at arm's best checkpoint: list pgd_at too");
@@ -127,6 +128,8 @@ int main(int argc, char** argv) {
     spec.quick_what = "five of the arms with a small CNN on 2,000 real CIFAR-10 images, a few minutes on two cores";
     CLI::App app{"classwise cifar10_fairtat: FAIR-TAT's Table 1, class by class", "cifar10_fairtat"};
     cli::add_common_flags(app, base.common, spec);
+    study::StudyFlags study_flags;
+    study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
     app.remove_option(app.get_option("--method"));
     app.add_option("--arms", arms, "the rows to run, comma-separated (default all; see the list in the source or an "
@@ -143,6 +146,6 @@ int main(int argc, char** argv) {
         s.title = "FAIR-TAT Table 1 on " + base.data.dataset + ": average and worst class, clean and under PGD-20";
         s.arms = select_arms(table1_arms(base, ablations), arms);
         s.attack = "pgd20";
-        return study::run_study(s, base.common, std::cout);
+        return study::run_study(s, base.common, std::cout, study_flags);
     });
 }
