@@ -113,7 +113,7 @@ int confirm_training(const Study& study, const cli::CommonFlags& common, const S
     answer = lower(answer);
     if (answer == "y" || answer == "yes") return -1;
     out << "not started (answer '" << answer << "'); rerun with --quick, on a GPU, or with --yes\n";
-    return 0;
+    return kNotConfirmedExit;   // not 0: a binary's analysis after the arms must not run on nothing
 }
 
 }  // namespace cw::study

@@ -6,7 +6,7 @@
 //   - otherwise a probe times a few steps (estimate_training_seconds) and prints the estimate; when it exceeds
 //     --ask-above (default one hour) the ways forward are printed (--quick, a GPU, --yes) and
 //       * with --yes training starts;
-//       * from a terminal (stdin is a tty) the user is asked; anything but y/yes leaves without training (exit 0);
+//       * from a terminal (stdin is a tty) the user is asked; anything but y/yes leaves without training (exit 2);
 //       * without a terminal it leaves at once with exit code kNotConfirmedExit (2): a script or CI job that would
 //         silently start months of work fails loudly instead, and says which flag it needs.
 // A SIGINT / SIGTERM during the probe or the question stops here with 130 / 143 (nothing has started yet).

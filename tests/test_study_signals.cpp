@@ -21,20 +21,22 @@ using cw_test::Spawned;
 
 namespace {
 
+// The flags every run here shares (a flag may be given once: each test adds its own --epochs, --arch ...).
 const std::string kTiny =
-    " --dataset synthetic --arch lenet5 --train-n 200 --eval-n 100 --epoch-eval-n 50 --batch-size 50"
-    " --attack-steps 2 --eval-steps 2 --final-attacks fgsm --final-checkpoints last --optimizer adam --lr 0.002"
-    " --methods natural,pgd_at --device cpu";
+    " --dataset synthetic --train-n 200 --eval-n 100 --epoch-eval-n 50 --attack-steps 2 --eval-steps 2"
+    " --final-attacks pgd20 --final-checkpoints last --optimizer adam --lr 0.002 --methods natural,pgd_at --device cpu";
+const std::string kLenet = " --arch lenet5 --batch-size 50";
 
 std::string quickstart(const std::string& args, bool figures = false) {
-    return std::string(figures ? "" : "CLASSWISE_GNUPLOT=/nonexistent ") +
+    return std::string(figures ? "env CLASSWISE_THREADS=1 " : "env CLASSWISE_THREADS=1 CLASSWISE_GNUPLOT=/nonexistent ") +
            (cw_test::repo_root() / "experiments" / "quickstart").string() + " " + args;
 }
 
 // The per-class numbers of an arm's final evaluation (results.json without its run-specific header fields).
 std::string per_class(const fs::path& results) {
-    nlohmann::json j = nlohmann::json::parse(read_text(results));
-    return j.at("evaluations").dump();
+    nlohmann::json e = nlohmann::json::parse(read_text(results)).at("evaluations");
+    for (auto& x : e) x.erase("time_s");   // the wall time; everything else bit for bit (one thread)
+    return e.dump();
 }
 
 // The probe's scratch folders (<out>/.estimate.<pid>) are gone.
@@ -47,7 +49,7 @@ bool no_probe_left(const fs::path& dir) {
 
 // Runs the study uninterrupted into `dir` (the reference of the resumed runs).
 void reference_run(const fs::path& dir, const std::string& extra) {
-    Spawned p(quickstart(kTiny + extra + " --out " + dir.string()));
+    Spawned p(quickstart(kTiny + kLenet + extra + " --out " + dir.string()));
     const int code = p.finish();
     INFO(p.text);
     REQUIRE(code == 0);
@@ -64,7 +66,7 @@ void same_as(const fs::path& run, const fs::path& reference) {
 
 TEST_CASE("study signals: no terminal and no --yes over --ask-above: nothing trains, exit 2", "[study][signals]") {
     const fs::path dir = fresh_dir("cw_study_noask");
-    Spawned p(quickstart(kTiny + " --epochs 100000 --out " + dir.string()));   // stdin is /dev/null
+    Spawned p(quickstart(kTiny + kLenet + " --epochs 100000 --out " + dir.string()));   // stdin is /dev/null
     const int code = p.finish();
     INFO(p.text);
     REQUIRE(code == 2);
@@ -75,7 +77,7 @@ TEST_CASE("study signals: no terminal and no --yes over --ask-above: nothing tra
     CHECK(!fs::exists(dir / "natural"));
     CHECK(no_probe_left(dir));
     // --yes trains (a short run, with the threshold at 0 so that it is over it too).
-    Spawned y(quickstart(kTiny + " --epochs 1 --ask-above 0 --yes --out " + dir.string()));
+    Spawned y(quickstart(kTiny + kLenet + " --epochs 1 --ask-above 0 --yes --out " + dir.string()));
     const int ycode = y.finish();
     INFO(y.text);
     REQUIRE(ycode == 0);
@@ -103,11 +105,11 @@ TEST_CASE("study signals: SIGTERM during the probe stops the study before any ar
 TEST_CASE("study signals: SIGTERM in training and SIGINT in the final evaluation save and resume bit for bit",
           "[study][signals]") {
     const fs::path ref = fresh_dir("cw_study_sig_ref"), dir = fresh_dir("cw_study_sig");
-    const std::string extra = " --epochs 40 --eval-batch-size 5 --final-attacks pgd20";
+    const std::string extra = " --epochs 40 --eval-batch-size 5";
     reference_run(ref, extra);
 
     {   // training: the first arm is at its third epoch
-        Spawned p(quickstart(kTiny + extra + " --out " + dir.string()));
+        Spawned p(quickstart(kTiny + kLenet + extra + " --out " + dir.string()));
         REQUIRE(p.wait_for("epoch 3/40", 120));
         kill(p.pid, SIGTERM);
         const int code = p.finish();
@@ -118,7 +120,7 @@ TEST_CASE("study signals: SIGTERM in training and SIGINT in the final evaluation
         CHECK(!fs::exists(dir / "pgd_at"));
     }
     {   // the second arm's final evaluation (20 batches of 5, each step saved)
-        Spawned p(quickstart(kTiny + extra + " --resume --out " + dir.string()));
+        Spawned p(quickstart(kTiny + kLenet + extra + " --resume --out " + dir.string()));
         REQUIRE(p.wait_for("pgd_at (pgd_at) into", 300));
         REQUIRE(p.wait_for("final evaluation of last", 300, p.text.find("pgd_at (pgd_at) into")));
         kill(p.pid, SIGINT);
@@ -131,7 +133,7 @@ TEST_CASE("study signals: SIGTERM in training and SIGINT in the final evaluation
         CHECK(!fs::exists(dir / "pgd_at" / "eval_last" / "results.json"));
         CHECK(!fs::exists(dir / "summary.md"));
     }
-    Spawned p(quickstart(kTiny + extra + " --resume --out " + dir.string()));
+    Spawned p(quickstart(kTiny + kLenet + extra + " --resume --out " + dir.string()));
     const int code = p.finish();
     INFO(p.text);
     REQUIRE(code == 0);
@@ -146,14 +148,14 @@ TEST_CASE("study signals: SIGTERM during the summary's figures stops with 143; -
     const fs::path dir = fresh_dir("cw_study_summary");
     reference_run(dir, " --epochs 1");
     if (!cw::report::gnuplot_available()) CW_SKIP("no gnuplot: the summary has no slow part to signal");
-    Spawned p(quickstart(kTiny + " --epochs 1 --resume --out " + dir.string(), /*figures=*/true));
+    Spawned p(quickstart(kTiny + kLenet + " --epochs 1 --resume --out " + dir.string(), /*figures=*/true));
     REQUIRE(p.wait_for("(last checkpoint):", 120));
     kill(p.pid, SIGTERM);
     const int code = p.finish();
     INFO(p.text);
     REQUIRE(code == 143);
     CHECK(p.text.find("stopped by SIGTERM") != std::string::npos);
-    Spawned again(quickstart(kTiny + " --epochs 1 --resume --out " + dir.string()));
+    Spawned again(quickstart(kTiny + kLenet + " --epochs 1 --resume --out " + dir.string()));
     REQUIRE(again.finish() == 0);
     CHECK(fs::exists(dir / "summary.md"));
     fs::remove_all(dir);
