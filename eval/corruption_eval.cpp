@@ -16,6 +16,7 @@
 #include "eval/corruption_state.h"
 #include "eval/evaluator.h"
 #include "fairness/metrics.h"
+#include "util/format.h"
 
 namespace cw::eval {
 
@@ -33,12 +34,6 @@ uint64_t field_seed(uint64_t seed, const std::string& name, int severity) {
     uint64_t h = 1469598103934665603ULL;
     for (unsigned char c : name) h = (h ^ c) * 1099511628211ULL;
     return splitmix(splitmix(seed ^ h) + static_cast<uint64_t>(severity));
-}
-
-std::string percent(double fraction) {
-    std::ostringstream os;
-    os << std::fixed << std::setprecision(2) << 100.0 * fraction << "%";
-    return os.str();
 }
 
 class Run {
@@ -178,16 +173,16 @@ CorruptionRun Run::evaluate(const std::string& name) {
     for (size_t k = 0; k < run.severities.size(); ++k) {
         int64_t ok = 0;
         for (size_t i = 0; i < state_.label.size(); ++i) ok += run.pred[k][i] == state_.label[i];
-        os << " s" << run.severities[k] << " " << percent(state_.label.empty() ? 0 : double(ok) / state_.label.size());
+        os << " s" << run.severities[k] << " " << util::percent(state_.label.empty() ? 0 : double(ok) / state_.label.size(), 2) << "%";
         pooled_label.insert(pooled_label.end(), state_.label.begin(), state_.label.end());
         pooled_pred.insert(pooled_pred.end(), run.pred[k].begin(), run.pred[k].end());
     }
     const auto m = fairness::class_metrics(pooled_label, pooled_pred, static_cast<int64_t>(opt_.info.classes.size()));
     double time = 0;
     for (double t : run.time_s) time += t;
-    os << "; pooled " << percent(m.accuracy);
+    os << "; pooled " << util::percent(m.accuracy, 2) << "%";
     if (m.worst_class >= 0)
-        os << ", worst class " << opt_.info.classes[m.worst_class] << " " << percent(m.per_class_accuracy[m.worst_class]);
+        os << ", worst class " << opt_.info.classes[m.worst_class] << " " << util::percent(m.per_class_accuracy[m.worst_class], 2) << "%";
     os << " (" << std::fixed << std::setprecision(1) << time << " s)";
     log(os.str());
     return run;
@@ -217,7 +212,7 @@ CorruptionOutcome Run::go() {
     }
     int64_t ok = 0;
     for (size_t i = 0; i < state_.label.size(); ++i) ok += state_.clean_pred[i] == state_.label[i];
-    log("clean accuracy: " + percent(double(ok) / state_.label.size()) + " (" + std::to_string(state_.label.size()) +
+    log("clean accuracy: " + util::percent(double(ok) / state_.label.size(), 2) + "% (" + std::to_string(state_.label.size()) +
         " samples); " + std::to_string(names_.size()) + " corruptions x " + std::to_string(opt_.severities.size()) +
         " severities");
 
@@ -240,9 +235,9 @@ CorruptionOutcome Run::go() {
     for (const auto& e : out.results.at("evaluations"))
         if (e.at("name") == all_corruptions_name()) {
             const int worst = e.at("worst_class").get<int>();
-            log("all corruptions pooled: " + percent(e.at("accuracy").get<double>()) +
+            log("all corruptions pooled: " + util::percent(e.at("accuracy").get<double>(), 2) + "%" +
                 (worst >= 0 ? ", worst class " + opt_.info.classes[worst] + " " +
-                                  percent(e.at("per_class_accuracy").at(worst).get<double>())
+                                  util::percent(e.at("per_class_accuracy").at(worst).get<double>(), 2) + "%"
                             : std::string()));
         }
     if (!opt_.out_dir.empty()) {

@@ -14,6 +14,7 @@
 #include "attacks/ensemble.h"
 #include "eval/eval_state.h"
 #include "engine/ops.h"
+#include "util/format.h"
 
 namespace cw::eval {
 
@@ -54,12 +55,6 @@ uint64_t step_seed(uint64_t seed, const std::string& attack, int64_t batch) {
 std::string upper(std::string s) {
     for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     return s;
-}
-
-std::string percent(double fraction) {
-    std::ostringstream os;
-    os << std::fixed << std::setprecision(2) << 100.0 * fraction << "%";
-    return os.str();
 }
 
 // One eval-mode forward pass, on the host: predictions and logits [n, C].
@@ -234,7 +229,7 @@ void Run::clean_pass() {
         state_.batch_offsets.push_back(r.size());
         if (b == data_.num_batches - 1) {
             init_attack_records();
-            log_line("clean accuracy: " + percent(accuracy_of(r.clean_pred)) + " (" + std::to_string(r.size()) +
+            log_line("clean accuracy: " + util::percent(accuracy_of(r.clean_pred), 2) + "% (" + std::to_string(r.size()) +
                      " samples)");
         }
         step_done();
@@ -298,7 +293,7 @@ void Run::plain_attack(size_t a) {
                                 : std::string()));
         if (b == data_.num_batches - 1) {
             std::ostringstream os;
-            os << "robust accuracy after " << upper(name) << ": " << percent(accuracy_of(state_.records.adv_pred[a]))
+            os << "robust accuracy after " << upper(name) << ": " << util::percent(accuracy_of(state_.records.adv_pred[a]), 2) << "%"
                << " (total time " << std::fixed << std::setprecision(1) << state_.time_s[a] << " s)";
             log_line(os.str());
         }
@@ -344,7 +339,7 @@ void Run::ensemble_attack(size_t a, Ensemble& ens) {
                      " successfully perturbed");
             if (b == data_.num_batches - 1) {
                 std::ostringstream os;
-                os << "robust accuracy after " << upper(part) << ": " << percent(accuracy_of(pred))
+                os << "robust accuracy after " << upper(part) << ": " << util::percent(accuracy_of(pred), 2) << "%"
                    << " (total time " << std::fixed << std::setprecision(1) << state_.time_s[a] << " s)";
                 log_line(os.str());
             }

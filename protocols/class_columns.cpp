@@ -5,15 +5,9 @@
 #include <stdexcept>
 
 #include "report/run_data.h"
+#include "util/format.h"
 
 namespace cw::protocols {
-
-std::string percent(double fraction) {
-    if (std::isnan(fraction)) return "–";
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f", 100 * fraction);
-    return buf;
-}
 
 ClassColumn class_column(const std::string& label, const nlohmann::json& results, const std::string& evaluation,
                          const std::string& file) {
@@ -46,11 +40,11 @@ std::string per_class_markdown(const std::vector<std::string>& classes, const st
     s += "\n" + rule + "\n";
     for (size_t k = 0; k < classes.size(); ++k) {
         s += "| " + classes[k] + " |";
-        for (const ClassColumn& c : columns) s += " " + percent(c.per_class[k]) + " |";
+        for (const ClassColumn& c : columns) s += " " + util::percent(c.per_class[k]) + " |";
         s += "\n";
     }
     s += "| **average** |";
-    for (const ClassColumn& c : columns) s += " **" + percent(c.overall) + "** |";
+    for (const ClassColumn& c : columns) s += " **" + util::percent(c.overall) + "** |";
     return s + "\n";
 }
 
@@ -82,12 +76,12 @@ std::string extremes_markdown(const std::vector<std::string>& classes, const std
             if (best < 0 || c.per_class[k] > c.per_class[best]) best = static_cast<int>(k);
         }
         if (worst < 0) {
-            s += "| " + c.label + " | " + percent(c.overall) + " | – | – | – |\n";
+            s += "| " + c.label + " | " + util::percent(c.overall) + " | – | – | – |\n";
             continue;
         }
-        s += "| " + c.label + " | " + percent(c.overall) + " | " + percent(c.per_class[worst]) + " (" + classes[worst] +
-             ") | " + percent(c.per_class[best]) + " (" + classes[best] + ") | " +
-             percent(c.per_class[best] - c.per_class[worst]) + " |\n";
+        s += "| " + c.label + " | " + util::percent(c.overall) + " | " + util::percent(c.per_class[worst]) + " (" + classes[worst] +
+             ") | " + util::percent(c.per_class[best]) + " (" + classes[best] + ") | " +
+             util::percent(c.per_class[best] - c.per_class[worst]) + " |\n";
     }
     return s;
 }

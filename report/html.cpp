@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "eval/atomic_file.h"
+#include "util/format.h"
 
 namespace cw::report {
 
@@ -95,13 +96,6 @@ std::string html_page(const std::string& title, const std::string& body) {
            "pre{background:#f7f7f7;padding:.8em;overflow-x:auto;font-size:.85em}\n"
            ".note{background:#fff6d6;padding:.5em .8em;border-left:4px solid #e0b000}\n"
            "</style>\n</head>\n<body>\n" + body + "</body>\n</html>\n";
-}
-
-std::string percent_cell(double fraction) {
-    if (std::isnan(fraction)) return "–";
-    std::ostringstream os;
-    os << std::fixed << std::setprecision(1) << 100.0 * fraction;
-    return os.str();
 }
 
 }  // namespace cw::report

@@ -4,10 +4,11 @@
 # small CNN), every arm with several seeds, evaluated on the whole test set.
 #   scripts/reproduction.sh pilot|study|autoattack [DATASET ...]        (default: both datasets)
 #   scripts/reproduction.sh list pilot|study|autoattack [DATASET ...]   (print the jobs, run nothing)
-# Environment: OUT (runs/reproduction), RESULTS (results/reproduction), WORKERS (2), TRAIN (build/tools/train),
+# Environment: ARMS (the arms, below), OUT (runs/reproduction), RESULTS (results/reproduction), WORKERS (2), TRAIN (build/tools/train),
 # AUDIT (build/tools/audit). Each job is one `build/tools/train` (or `audit`) process with one CPU thread; WORKERS of
 # them drain a queue. A finished job is never redone and an interrupted one resumes from its saved state (--resume),
-# so the script can be stopped at any moment and started again. An FRL job waits for its PGD-AT hot start. When a
+# so the script can be stopped at any moment and started again. An FRL job waits for its PGD-AT hot start, a FAAL
+# job for its TRADES model. When a
 # job finishes, its small files (never checkpoints) are copied to RESULTS/<dataset>/<arm>/seed<k>/, the folder
 # the page is generated from (scripts/reproduction_report.sh).
 set -euo pipefail
@@ -35,8 +36,13 @@ eps_of() { case $1 in fashion-mnist) echo 0.1 ;; gtsrb32) echo 12/255 ;; esac; }
 # FRL fine-tunes the PGD-AT model of the same seed (its hot start) with the reference code's SGD (momentum 0.9,
 # wd 5e-4, constant rate) for 2 epochs.
 frl_optim="--epochs 2 --optimizer sgd --lr 0.01 --wd 5e-4 --schedule constant"
+# Beyond the three papers: FAAL (docs/protocols/faal.md) fine-tunes the TRADES model of the same seed for 2 epochs
+# with its authors' SGD (lr 0.01, /10 after the first epoch).
+faal_optim="--epochs 2 --optimizer sgd --lr 0.01 --wd 5e-4 --schedule multistep --milestones 1"
 
-arms="natural pgd_at trades frl_rwrm frl_rw cfa_at cfa_at_ema cfa_trades fair_tat fair_tat_ema"
+# ARMS replaces the list; the rows beyond the three papers (dafa, trix, faal) run only when it names them, e.g.
+# ARMS="pgd_at trades dafa trix faal" scripts/reproduction.sh study.
+arms=${ARMS:-natural pgd_at trades frl_rwrm frl_rw cfa_at cfa_at_ema cfa_trades fair_tat fair_tat_ema}
 seeds_of() { case $1 in pgd_at|frl_rwrm) echo "0 1 2 3 4" ;; *) echo "0 1 2" ;; esac; }
 
 arm_flags() {  # arm dataset seed
@@ -53,6 +59,10 @@ arm_flags() {  # arm dataset seed
         cfa_trades)   echo "--method cfa_trades --cfa-begin 1 --ema fawa --ema-start 1 ${optim[$ds]}" ;;
         fair_tat)     echo "--method fair_tat ${optim[$ds]}" ;;
         fair_tat_ema) echo "--method fair_tat --ema epoch --ema-start 1 ${optim[$ds]}" ;;
+        # Beyond the papers (docs/protocols/dafa.md, trix.md): the warm-up keeps DAFA's code fraction, 70 of 110
+        # epochs, i.e. 3 of 5.
+        dafa|trix)    echo "--method $a --dafa-warmup 3 ${optim[$ds]}" ;;
+        faal)         echo "--method faal --init $out/$ds/trades/seed$s/last.safetensors $faal_optim" ;;
     esac
 }
 checkpoints_of() { case $1 in cfa_*|fair_tat_ema) echo last,best_robust,ema_last ;; *) echo last,best_robust ;; esac; }
@@ -102,8 +112,9 @@ run_one() {
         return 0
     fi
     if [ -s "$dir/eval_last/results.json" ]; then collect "$dir" "$dst"; echo "done already: $dir"; return 0; fi
-    case $a in frl_*)
-        while [ ! -s "$out/$ds/pgd_at/seed$s/eval_last/results.json" ]; do sleep 30; done ;;
+    case $a in
+        frl_*) while [ ! -s "$out/$ds/pgd_at/seed$s/eval_last/results.json" ]; do sleep 30; done ;;
+        faal) while [ ! -s "$out/$ds/trades/seed$s/eval_last/results.json" ]; do sleep 30; done ;;
     esac
     mkdir -p "$dir"
     local cmd; cmd=$(train_command "$ds" "$a" "$s" "$dir")
@@ -119,10 +130,10 @@ if [ "$list_only" = 1 ]; then
     exit 0
 fi
 
-# The queue: hot starts first (PGD-AT before its FRL fine-tunes), so an FRL job seldom waits.
+# The queue: hot starts first (PGD-AT and TRADES before their FRL and FAAL fine-tunes), so a fine-tune seldom waits.
 mkdir -p "$out"
 queue="$out/queue-$phase.txt"
-jobs | sort -s -k2,2 -t' ' | awk '{print ($2 ~ /^frl_/ ? 1 : 0), $0}' | sort -s -n -k1,1 | cut -d' ' -f2- > "$queue"
+jobs | sort -s -k2,2 -t' ' | awk '{print ($2 ~ /^(frl_|faal)/ ? 1 : 0), $0}' | sort -s -n -k1,1 | cut -d' ' -f2- > "$queue"
 worker() {
     local job
     while true; do

@@ -11,22 +11,13 @@
 #include "engine/device.h"
 #include "study/study.h"
 #include "train/stop_signal.h"
+#include "util/format.h"
 
 namespace cw::study {
 
 namespace fs = std::filesystem;
 
 namespace {
-std::string duration_text(double s) {
-    std::ostringstream os;
-    os << std::fixed << std::setprecision(1);
-    if (s < 120) os << s << " s";
-    else if (s < 7200) os << s / 60 << " min";
-    else if (s < 3 * 86400) os << s / 3600 << " h";
-    else os << s / 86400 << " days";
-    return os.str();
-}
-
 std::string lower(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return s;
@@ -72,7 +63,7 @@ double estimate_training_seconds(const Study& study, const cli::CommonFlags& com
     }
     out << "estimate: one " << probe.job.method << " step takes " << std::fixed << std::setprecision(2) << per_step
         << " s here, so training the " << study.arms.size() << " runs (" << std::setprecision(0) << batches
-        << " batches per epoch) takes about " << duration_text(total) << " on this machine, evaluations on top.\n";
+        << " batches per epoch) takes about " << util::duration_estimate(total) << " on this machine, evaluations on top.\n";
     return total;
 }
 
@@ -91,7 +82,7 @@ int confirm_training(const Study& study, const cli::CommonFlags& common, const S
         return train::stop_exit_code();
     }
     if (seconds <= flags.ask_above_s) return -1;
-    out << "That is more than " << duration_text(flags.ask_above_s) << " (--ask-above) on this CPU. Ways forward:\n"
+    out << "That is more than " << util::duration_estimate(flags.ask_above_s) << " (--ask-above) on this CPU. Ways forward:\n"
         << "  --quick   the same protocol on a small real subset, minutes on two cores\n"
         << "  a GPU     the paper-scale run on a CUDA device (--device cuda; docs/cluster.md spreads it over many)\n"
         << "  --yes     train here anyway\n";
@@ -103,7 +94,7 @@ int confirm_training(const Study& study, const cli::CommonFlags& common, const S
         out << "not started: no terminal to ask and no --yes (exit code " << kNotConfirmedExit << ")\n";
         return kNotConfirmedExit;
     }
-    out << "Train on this CPU for about " << duration_text(seconds) << "? [y/N] " << std::flush;
+    out << "Train on this CPU for about " << util::duration_estimate(seconds) << "? [y/N] " << std::flush;
     std::string answer;
     std::getline(in, answer);
     if (train::stop_requested()) {

@@ -16,6 +16,7 @@
 #include "report/run_data.h"
 #include "report/table_values.h"
 #include "study/study.h"
+#include "util/format.h"
 
 namespace cw::study {
 
@@ -92,8 +93,6 @@ Agreement ranking_agreement(const std::vector<const SettingRuns*>& settings, boo
 }
 
 namespace {
-
-std::string pct(double v) { return report::fixed_or_dash(v * 100, 1); }
 
 struct CellStatus {
     std::string name, state;   // finished, missing, unfinished, failed: <line>
@@ -240,11 +239,11 @@ int write_grid_summary(const Grid& grid, const train::JobConfig& defaults, const
         const auto mc = mean_over_runs(s.clean), mr = mean_over_runs(s.robust);
         const Discrepancy dc = discrepancy(mc), dr = discrepancy(mr);
         auto worst = [&](const Discrepancy& d) {
-            return d.worst_class < 0 ? std::string("–") : s.classes[d.worst_class] + " " + pct(d.worst);
+            return d.worst_class < 0 ? std::string("–") : s.classes[d.worst_class] + " " + util::percent(d.worst);
         };
-        const std::vector<std::string> row = {s.name, s.group, s.method, std::to_string(s.seeds.size()), pct(dc.mean),
-                                              worst(dc), pct(dc.spread), pct(dc.sd), pct(dr.mean), worst(dr),
-                                              pct(dr.spread), pct(dr.sd)};
+        const std::vector<std::string> row = {s.name, s.group, s.method, std::to_string(s.seeds.size()), util::percent(dc.mean),
+                                              worst(dc), util::percent(dc.spread), util::percent(dc.sd), util::percent(dr.mean), worst(dr),
+                                              util::percent(dr.spread), util::percent(dr.sd)};
         md << "|";
         for (const std::string& c : row) md << " " << c << " |";
         md << "\n";
@@ -282,8 +281,8 @@ int write_grid_summary(const Grid& grid, const train::JobConfig& defaults, const
         const Discrepancy nc = discrepancy(mean_over_runs(twin->clean)), ac = discrepancy(mean_over_runs(at.clean)),
                           ar = discrepancy(mean_over_runs(at.robust));
         const bool wider_clean = ac.spread > nc.spread, wider_robust = ar.spread > nc.spread;
-        const std::vector<std::string> row = {at.name, twin->name, pct(nc.spread), pct(ac.spread), pct(ar.spread),
-                                              pct(nc.sd), pct(ac.sd), pct(ar.sd), wider_clean ? "yes" : "no",
+        const std::vector<std::string> row = {at.name, twin->name, util::percent(nc.spread), util::percent(ac.spread), util::percent(ar.spread),
+                                              util::percent(nc.sd), util::percent(ac.sd), util::percent(ar.sd), wider_clean ? "yes" : "no",
                                               wider_robust ? "yes" : "no"};
         pairs_md << "|";
         for (const std::string& c : row) pairs_md << " " << c << " |";

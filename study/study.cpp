@@ -26,6 +26,7 @@
 #include "study/jobs.h"
 #include "study/slurm.h"
 #include "train/stop_signal.h"
+#include "util/format.h"
 
 namespace cw::study {
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/common_flags.h"
 #include "eval/atomic_file.h"
 #include "fairness/agreement.h"
 #include "report/claims.h"
@@ -356,14 +357,21 @@ void dataset_section(std::ostream& md, const fs::path& results, const std::strin
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string results = "results/reproduction", out = "docs/reproduction.md";
+    using namespace cw;
+    std::string results = "results/reproduction";
     std::vector<std::string> datasets = {"fashion-mnist", "gtsrb32"};
+    cli::CommonFlags common;
+    common.out = "docs/reproduction.md";
+    cli::CommonSpec spec;
+    spec.program = "reproduction_report";
+    spec.epochs_help = "accepted for a uniform command line; ignored";
+    spec.resume_help = "accepted for a uniform command line; ignored";
     CLI::App app{"docs/reproduction.md from the committed results of scripts/reproduction.sh", "reproduction_report"};
-    app.add_option("--results", results, "the results tree (results/reproduction)");
-    app.add_option("--out", out, "the page to write (docs/reproduction.md; - for stdout)");
-    app.add_option("--datasets", datasets, "datasets, in page order");
-    CLI11_PARSE(app, argc, argv);
-    try {
+    cli::add_common_flags(app, common, spec);
+    app.add_option("--results", results, "the results tree")->capture_default_str();
+    app.add_option("--datasets", datasets, "datasets, in page order")->capture_default_str();
+    if (const int code = cli::parse(app, argc, argv, common, spec, std::cout, std::cerr); code >= 0) return code;
+    return cli::run_guarded("reproduction_report", [&] {
         if (!fs::is_directory(results)) throw std::runtime_error("--results " + results + ": no such folder");
         std::ostringstream md;
         std::ifstream intro(fs::path(results) / "intro.md");
@@ -371,11 +379,8 @@ int main(int argc, char** argv) {
         md << "\n## Pilot: PGD-AT alone at the protocol's setting\n";
         for (const auto& d : datasets) pilot_section(md, fs::path(results) / "pilot", d);
         for (const auto& d : datasets) dataset_section(md, results, d);
-        if (out == "-") std::cout << md.str();
-        else cw::eval::write_file_atomic(out, md.str());
-    } catch (const std::exception& e) {
-        std::cerr << "reproduction_report: " << e.what() << "\n";
-        return 1;
-    }
-    return 0;
+        if (common.out == "-") std::cout << md.str();
+        else eval::write_file_atomic(common.out, md.str());
+        return 0;
+    });
 }

@@ -6,6 +6,8 @@
 
 #include "attacks/early_stop_pgd.h"
 #include "fairness/methods/cfa_options.h"
+#include "fairness/methods/dafa_options.h"
+#include "fairness/methods/faal_options.h"
 #include "fairness/methods/frl_options.h"
 #include "fairness/methods/longtail_options.h"
 #include "train/method.h"
@@ -43,6 +45,8 @@ struct MethodOptions {
     CfaOptions cfa;                    // CFA, FAIR-TAT (fairness/methods/)
     FrlOptions frl;                    // FRL, WAT
     LongTailOptions longtail;          // long-tail remedies, BAT
+    DafaOptions dafa;                  // DAFA, TRIX
+    FaalOptions faal;                  // FAAL
 
     float resolved_alpha() const { return alpha >= 0 ? alpha : 2.5f * eps / static_cast<float>(steps > 0 ? steps : 1); }
 };

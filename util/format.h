@@ -1,0 +1,24 @@
+#pragma once
+// How every output of the project writes a percentage and a duration: one home for each, the digits by fmt.
+#include <cstdint>
+#include <string>
+
+namespace cw::util {
+
+// 100·fraction with `digits` decimals ("48.7"); "–" for NaN, an accuracy over no samples. Also a difference of two
+// accuracies in percentage points.
+std::string percent(double fraction, int digits = 1);
+// count out of total in % (100·count/total: "12.5"); "–" when total is 0.
+std::string percent_of(int64_t count, int64_t total, int digits = 1);
+// A mean and standard deviation of fractions, in %: "51.6 ± 1.5".
+std::string percent_pm(double mean, double std);
+
+// A progress line's time: "12.4 s", "3m 07s", "1h 02m".
+std::string duration_clock(double seconds);
+// An estimate of long work: "95.0 s", "6.6 min", "10.0 h", "5.5 days" (minutes from 2 min, hours from 2 h, days
+// from 3 days).
+std::string duration_estimate(double seconds);
+// A measured cost in a report: "12.3 s", "512 s (8.5 min)" (minutes from 2 min on).
+std::string duration_seconds(double seconds);
+
+}  // namespace cw::util
