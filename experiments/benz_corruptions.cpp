@@ -110,6 +110,8 @@ int main(int argc, char** argv) {
     CLI::App app{"classwise benz_corruptions: common corruptions per class, natural vs adversarial training, ranking "
                  "under corruptions vs under attack (Benz et al. 3.4)", "benz_corruptions"};
     cli::add_common_flags(app, base.common, spec);
+    study::StudyFlags study_flags;
+    study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
     app.get_option("--arch")->capture_default_str();
     app.get_option("--eps")->capture_default_str();
@@ -141,7 +143,7 @@ int main(int argc, char** argv) {
         s.arms = study::arms_for_methods("--arms", arms, base);
         s.attack = attacks.front();
         s.checkpoint = checkpoint;
-        if (const int code = study::run_study(s, base.common, std::cout); code != 0) return code;
+        if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
 
         // ---- the ranking analysis, from each arm's evaluations of the compared checkpoint -----------------------
         const fs::path out(base.common.out);

@@ -95,6 +95,8 @@ int main(int argc, char** argv) {
     CLI::App app{"classwise benz_longtail: long-tail remedies against PGD-AT, per class, critical class highlighted "
                  "(Benz et al. 3.3)", "benz_longtail"};
     cli::add_common_flags(app, base.common, spec);
+    study::StudyFlags study_flags;
+    study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
     app.get_option("--arch")->capture_default_str();
     app.get_option("--eps")->capture_default_str();
@@ -134,7 +136,7 @@ int main(int argc, char** argv) {
         if (attacks.empty()) throw std::invalid_argument("--final-attacks: the robust column needs an attack");
         s.attack = attacks.front();
         std::cout << "critical class: " << classes[static_cast<size_t>(critical)] << " (index " << critical << ")\n";
-        if (const int code = study::run_study(s, base.common, std::cout); code != 0) return code;
+        if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
 
         // ---- the critical-class table, from each arm's last checkpoint ------------------------------------------
         const fs::path out(base.common.out);

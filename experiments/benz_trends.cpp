@@ -54,6 +54,8 @@ int main(int argc, char** argv) {
     CLI::App app{"classwise benz_trends: per-class accuracy over training and Figures 1-2, natural vs PGD-AT "
                  "(Benz et al. §3.1)", "benz_trends"};
     cli::add_common_flags(app, base.common, spec);
+    study::StudyFlags study_flags;
+    study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
     app.get_option("--arch")->capture_default_str();
     study::add_methods_flag(app, methods);
@@ -66,7 +68,7 @@ int main(int argc, char** argv) {
                   ": per-class accuracy over training, natural vs adversarial training (Benz et al. §3.1, Figs. 1-2)";
         s.arms = study::arms_for_methods("--methods", methods, base);
         s.attack = attacks.front();
-        if (const int code = study::run_study(s, base.common, std::cout); code != 0) return code;
+        if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
 
         // ---- the trends, from each arm's history.csv --------------------------------------------------------------
         const std::string out = base.common.out;

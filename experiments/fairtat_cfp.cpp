@@ -81,6 +81,8 @@ int main(int argc, char** argv) {
     CLI::App app{"classwise fairtat_cfp: which classes absorb the errors of robust models, per attack (FAIR-TAT §4)",
                  "fairtat_cfp"};
     cli::add_common_flags(app, base.common, spec);
+    study::StudyFlags study_flags;
+    study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
     // The paper's architecture and radius for this dataset, shown by --help and --print-config.
     app.get_option("--arch")->capture_default_str();
@@ -102,7 +104,7 @@ int main(int argc, char** argv) {
                       ": robust models class by class under attack (FAIR-TAT §4)";
             s.arms = study::arms_for_methods("--methods", methods, base);
             s.attack = "pgd20";
-            if (const int code = study::run_study(s, base.common, std::cout); code != 0) return code;
+            if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
             for (const study::Arm& a : s.arms)
                 models.push_back({a.name, (out / a.name / "eval_last/results.json").string()});
         } else {

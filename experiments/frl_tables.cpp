@@ -76,6 +76,8 @@ int main(int argc, char** argv) {
                  "violations per epoch (Xu et al. §5)",
                  "frl_tables"};
     cli::add_common_flags(app, base.common, spec);
+    study::StudyFlags study_flags;
+    study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
     // The paper's architecture and radius for this dataset, shown by --help and --print-config.
     app.get_option("--arch")->capture_default_str();
@@ -120,8 +122,12 @@ int main(int argc, char** argv) {
                 if (hot_start.empty() && !has_pgd_at)
                     throw std::invalid_argument("--methods: the FRL arms fine-tune PGD-AT's best_robust checkpoint: keep "
                                                 "pgd_at in --methods or give --hot-start FILE");
-                arm.job.init = hot_start.empty() ? (fs::path(base.common.out) / "pgd_at/best_robust.safetensors").string()
-                                                 : hot_start;
+                if (hot_start.empty()) {   // the pgd_at arm of the same seed (study/jobs.h: a dependency)
+                    arm.init_arm = "pgd_at";
+                    arm.init_file = "best_robust.safetensors";
+                } else {
+                    arm.job.init = hot_start;
+                }
                 arm.job.common.epochs = finetune_epochs;
                 arm.job.trainer.recipe.lr = finetune_lr;
                 arm.job.trainer.recipe.schedule = "multistep";
@@ -130,7 +136,7 @@ int main(int argc, char** argv) {
             }
             s.arms.push_back(arm);
         }
-        if (const int code = study::run_study(s, base.common, std::cout); code != 0) return code;
+        if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
 
         // ---- Table 1 from the last models, Figure 3 from the FRL arms' histories -----------------------------------
         std::vector<protocols::ErrorRow> rows;

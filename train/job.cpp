@@ -26,6 +26,7 @@
 #include "nn/model_registry.h"
 #include "nn/safetensors.h"
 #include "train/methods/method_util.h"
+#include "train/stop_signal.h"
 
 namespace cw::train {
 
@@ -253,7 +254,24 @@ void add_job_flags(CLI::App& app, JobConfig& job) {
         ->capture_default_str();
 }
 
+namespace {
+int run_job_signalled(JobConfig& job, std::ostream& out);
+}
+
 int run_job(JobConfig& job, std::ostream& out) {
+    // One scope over training and the final evaluation: a signal in either stops the job with its state saved.
+    StopSignalScope signals;
+    try {
+        return run_job_signalled(job, out);
+    } catch (const eval::EvalInterrupted& e) {
+        if (!stop_requested()) throw;   // a test's stop_after_steps: the caller asked for the exception
+        out << e.what() << " — continue with --resume\n";
+        return stop_exit_code();
+    }
+}
+
+namespace {
+int run_job_signalled(JobConfig& job, std::ostream& out) {
     const cli::CommonFlags& common = job.common;
     if (common.out.empty()) throw std::invalid_argument("--out: an output folder is required");
     const float eps = job.eps.empty() ? default_eps(job.data.dataset) : eval::parse_fraction("--eps", job.eps);
@@ -422,11 +440,12 @@ int run_job(JobConfig& job, std::ostream& out) {
         eo.info.coarse_of = coarse_of;
         if (!coarse_of.empty()) eo.info.coarse_classes = test_set->coarse_class_names;
         eo.out_dir = (std::filesystem::path(common.out) / ("eval_" + which)).string();
+        eo.should_stop = [] { return stop_requested() != 0; };
         eo.resume = common.resume;
         eo.log = &out;
         eo.run_key = {{"checkpoint", file}, {"n", test_idx.size()}, {"batch_size", job.data.eval_batch_size}};
         out << "final evaluation of " << which << " (" << file << ", epoch " << nn::read_metadata(file).at("epoch")
-            << ") on " << test_idx.size() << " test images:\n";
+            << ") on " << test_idx.size() << " test images:" << std::endl;   // flushed: tests signal at this line
         eval::evaluate(*m, batches_of(test_set, test_idx, job.data.eval_batch_size, device), attack_list, eo);
         out << "wrote " << eo.out_dir << "/results.json\n";
         if (!corruptions.empty()) {
@@ -440,6 +459,7 @@ int run_job(JobConfig& job, std::ostream& out) {
             co.resume = common.resume;
             co.log = &out;
             co.run_key = eo.run_key;
+            co.should_stop = eo.should_stop;
             out << "common corruptions of " << which << ":\n";
             eval::evaluate_corruptions(*m, *test_set, test_idx, co);
             out << "wrote " << co.out_dir << "/results.json\n";
@@ -448,5 +468,6 @@ int run_job(JobConfig& job, std::ostream& out) {
     report::write_run_page_after_run(common.out, out);
     return 0;
 }
+}  // namespace
 
 }  // namespace cw::train
