@@ -9,8 +9,9 @@
 # this check and its test, which have to spell out what they look for.
 #
 # The rule, and why each allowed use is allowed:
-#   1. No folder beside the checkout: "../shared" anywhere, and any run of "../" that climbs above the repository
-#      root from the file's own folder (a Markdown link from docs/protocols/ to ../results_json.md stays inside).
+#   1. No folder beside the checkout: the folder of shared material reached with "../" anywhere, and any run of
+#      "../" that climbs above the repository root from the file's own folder (a Markdown link from docs/protocols/
+#      to ../results_json.md stays inside).
 #   2. No development machine's folders: absolute paths under /work, /home, /root, /mnt, /scratch or /tmp. Paths a
 #      user's system has are fine (/usr/lib, /usr/local/cuda, /usr/share/datasets, /dev/null, /proc/self, /bin/sh,
 #      /etc). The one /tmp use allowed is a mktemp/mkdtemp template (a name ending in XXXXXX): the test creates a
