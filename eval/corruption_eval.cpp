@@ -12,10 +12,11 @@
 #include "datasets/corruptions.h"
 #include "datasets/loaders.h"
 #include "datasets/paths.h"
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "eval/corruption_state.h"
 #include "eval/evaluator.h"
-#include "fairness/metrics.h"
+#include "eval/class_metrics.h"
+#include "util/format.h"
 
 namespace cw::eval {
 
@@ -35,11 +36,6 @@ uint64_t field_seed(uint64_t seed, const std::string& name, int severity) {
     return splitmix(splitmix(seed ^ h) + static_cast<uint64_t>(severity));
 }
 
-std::string percent(double fraction) {
-    std::ostringstream os;
-    os << std::fixed << std::setprecision(2) << 100.0 * fraction << "%";
-    return os.str();
-}
 
 class Run {
 public:
@@ -83,7 +79,7 @@ void Run::load_or_start() {
     if (!opt_.resume || file.empty() || !std::filesystem::exists(file)) return;
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(read_file_text(file));
+        j = nlohmann::json::parse(util::read_file_text(file));
     } catch (const nlohmann::json::parse_error&) {
         throw std::runtime_error(file + ": malformed JSON; remove it or run without --resume");
     }
@@ -97,7 +93,7 @@ void Run::load_or_start() {
 
 void Run::save() const {
     if (!opt_.out_dir.empty())
-        write_file_atomic(path("corruption_state.json"), corruption_state_to_json(state_).dump());
+        util::write_file_atomic(path("corruption_state.json"), corruption_state_to_json(state_).dump());
 }
 
 std::vector<int32_t> Run::predict(const data::Dataset& d, const std::vector<int64_t>& idx) {
@@ -178,16 +174,16 @@ CorruptionRun Run::evaluate(const std::string& name) {
     for (size_t k = 0; k < run.severities.size(); ++k) {
         int64_t ok = 0;
         for (size_t i = 0; i < state_.label.size(); ++i) ok += run.pred[k][i] == state_.label[i];
-        os << " s" << run.severities[k] << " " << percent(state_.label.empty() ? 0 : double(ok) / state_.label.size());
+        os << " s" << run.severities[k] << " " << util::percent_text(state_.label.empty() ? 0 : double(ok) / state_.label.size());
         pooled_label.insert(pooled_label.end(), state_.label.begin(), state_.label.end());
         pooled_pred.insert(pooled_pred.end(), run.pred[k].begin(), run.pred[k].end());
     }
     const auto m = fairness::class_metrics(pooled_label, pooled_pred, static_cast<int64_t>(opt_.info.classes.size()));
     double time = 0;
     for (double t : run.time_s) time += t;
-    os << "; pooled " << percent(m.accuracy);
+    os << "; pooled " << util::percent_text(m.accuracy);
     if (m.worst_class >= 0)
-        os << ", worst class " << opt_.info.classes[m.worst_class] << " " << percent(m.per_class_accuracy[m.worst_class]);
+        os << ", worst class " << opt_.info.classes[m.worst_class] << " " << util::percent_text(m.per_class_accuracy[m.worst_class]);
     os << " (" << std::fixed << std::setprecision(1) << time << " s)";
     log(os.str());
     return run;
@@ -217,7 +213,7 @@ CorruptionOutcome Run::go() {
     }
     int64_t ok = 0;
     for (size_t i = 0; i < state_.label.size(); ++i) ok += state_.clean_pred[i] == state_.label[i];
-    log("clean accuracy: " + percent(double(ok) / state_.label.size()) + " (" + std::to_string(state_.label.size()) +
+    log("clean accuracy: " + util::percent_text(double(ok) / state_.label.size()) + " (" + std::to_string(state_.label.size()) +
         " samples); " + std::to_string(names_.size()) + " corruptions x " + std::to_string(opt_.severities.size()) +
         " severities");
 
@@ -238,14 +234,14 @@ CorruptionOutcome Run::go() {
     for (const auto& e : out.results.at("evaluations"))
         if (e.at("name") == all_corruptions_name()) {
             const int worst = e.at("worst_class").get<int>();
-            log("all corruptions pooled: " + percent(e.at("accuracy").get<double>()) +
+            log("all corruptions pooled: " + util::percent_text(e.at("accuracy").get<double>()) +
                 (worst >= 0 ? ", worst class " + opt_.info.classes[worst] + " " +
-                                  percent(e.at("per_class_accuracy").at(worst).get<double>())
+                                  util::percent_text(e.at("per_class_accuracy").at(worst).get<double>())
                             : std::string()));
         }
     if (!opt_.out_dir.empty()) {
-        write_file_atomic(path("results.json"), out.results.dump(2) + "\n");
-        write_file_atomic(path("records.csv"), records_csv(out.records));
+        util::write_file_atomic(path("results.json"), out.results.dump(2) + "\n");
+        util::write_file_atomic(path("records.csv"), records_csv(out.records));
     }
     return out;
 }

@@ -7,13 +7,14 @@
 #include <iomanip>
 #include <sstream>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "attacks/checks.h"
 #include "eval/class_logits.h"
 #include "eval/class_table.h"
 #include "attacks/ensemble.h"
 #include "eval/eval_state.h"
 #include "engine/ops.h"
+#include "util/format.h"
 
 namespace cw::eval {
 
@@ -56,11 +57,6 @@ std::string upper(std::string s) {
     return s;
 }
 
-std::string percent(double fraction) {
-    std::ostringstream os;
-    os << std::fixed << std::setprecision(2) << 100.0 * fraction << "%";
-    return os.str();
-}
 
 // One eval-mode forward pass, on the host: predictions and logits [n, C].
 struct Forward {
@@ -127,7 +123,7 @@ void Run::load_or_start() {
     state_.logit_sums = fresh_logit_sums();
     const std::string file = opt_.out_dir.empty() ? "" : path("eval_state.json");
     if (!opt_.resume || file.empty() || !std::filesystem::exists(file)) return;
-    EvalState saved = state_from_json(nlohmann::json::parse(read_file_text(file)));
+    EvalState saved = state_from_json(nlohmann::json::parse(util::read_file_text(file)));
     if (saved.fingerprint != state_.fingerprint)
         throw std::runtime_error(file + ": written by a different evaluation (attacks, seed, batches or classes "
                                         "differ); remove it or run without --resume");
@@ -148,7 +144,7 @@ void Run::load_or_start() {
 }
 
 void Run::save() {
-    if (!opt_.out_dir.empty()) write_file_atomic(path("eval_state.json"), state_to_json(state_).dump());
+    if (!opt_.out_dir.empty()) util::write_file_atomic(path("eval_state.json"), state_to_json(state_).dump());
 }
 
 void Run::step_done() {
@@ -231,7 +227,7 @@ void Run::clean_pass() {
         state_.batch_offsets.push_back(r.size());
         if (b == data_.num_batches - 1) {
             init_attack_records();
-            log_line("clean accuracy: " + percent(accuracy_of(r.clean_pred)) + " (" + std::to_string(r.size()) +
+            log_line("clean accuracy: " + util::percent_text(accuracy_of(r.clean_pred)) + " (" + std::to_string(r.size()) +
                      " samples)");
         }
         step_done();
@@ -295,7 +291,7 @@ void Run::plain_attack(size_t a) {
                                 : std::string()));
         if (b == data_.num_batches - 1) {
             std::ostringstream os;
-            os << "robust accuracy after " << upper(name) << ": " << percent(accuracy_of(state_.records.adv_pred[a]))
+            os << "robust accuracy after " << upper(name) << ": " << util::percent_text(accuracy_of(state_.records.adv_pred[a]))
                << " (total time " << std::fixed << std::setprecision(1) << state_.time_s[a] << " s)";
             log_line(os.str());
         }
@@ -341,7 +337,7 @@ void Run::ensemble_attack(size_t a, Ensemble& ens) {
                      " successfully perturbed");
             if (b == data_.num_batches - 1) {
                 std::ostringstream os;
-                os << "robust accuracy after " << upper(part) << ": " << percent(accuracy_of(pred))
+                os << "robust accuracy after " << upper(part) << ": " << util::percent_text(accuracy_of(pred))
                    << " (total time " << std::fixed << std::setprecision(1) << state_.time_s[a] << " s)";
                 log_line(os.str());
             }
@@ -379,8 +375,8 @@ EvalOutcome Run::go() {
     out.results = results_json(opt_.info, out.records, out.attacks, state_.logit_sums);
     if (opt_.log) print_class_table(*opt_.log, out.records, opt_.info.classes);
     if (!opt_.out_dir.empty()) {
-        write_file_atomic(path("results.json"), out.results.dump(2) + "\n");
-        write_file_atomic(path("records.csv"), records_csv(out.records));
+        util::write_file_atomic(path("results.json"), out.results.dump(2) + "\n");
+        util::write_file_atomic(path("records.csv"), records_csv(out.records));
     }
     return out;
 }

@@ -19,6 +19,7 @@
 #include <map>
 
 #include "study/study.h"
+#include "util/split_list.h"
 
 using namespace cw;
 
@@ -76,7 +77,7 @@ std::vector<study::Arm> table1_arms(const train::JobConfig& base, bool ablations
 // --arms: a subset of the table, in the table's order; FRL needs the PGD-AT arm it starts from.
 std::vector<study::Arm> select_arms(std::vector<study::Arm> all, const std::string& wanted) {
     if (wanted == "all") return all;
-    std::vector<std::string> names = cli::split_list(wanted);
+    std::vector<std::string> names = util::split_list(wanted);
     for (const auto& n : names)
         if (std::none_of(all.begin(), all.end(), [&](const study::Arm& a) { return a.name == n; })) {
             std::string known;

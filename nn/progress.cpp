@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "util/format.h"
+
 namespace cw::nn {
 
 using Clock = std::chrono::steady_clock;
@@ -25,14 +27,6 @@ void Progress::start_epoch(int64_t epoch) {
 
 double Progress::epoch_seconds() const { return std::chrono::duration<double>(Clock::now() - epoch_start_).count(); }
 
-std::string format_duration(double s) {
-    char buf[32];
-    if (s < 60) std::snprintf(buf, sizeof buf, "%.1f s", s);
-    else if (s < 3600) std::snprintf(buf, sizeof buf, "%dm %02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
-    else std::snprintf(buf, sizeof buf, "%dh %02dm", static_cast<int>(s) / 3600, (static_cast<int>(s) % 3600) / 60);
-    return buf;
-}
-
 void Progress::update(int64_t batch, double loss, int64_t correct, int64_t size) {
     loss_sum_ += loss * static_cast<double>(size);
     correct_ += correct;
@@ -47,7 +41,7 @@ void Progress::update(int64_t batch, double loss, int64_t correct, int64_t size)
     std::snprintf(line, sizeof line, "epoch %lld/%lld  batch %lld/%lld  loss %.4f  acc %.2f%%  %.1f img/s  ETA %s",
                   static_cast<long long>(epoch_ + 1), static_cast<long long>(epochs_), static_cast<long long>(batch + 1),
                   static_cast<long long>(batches_), epoch_loss(), 100.0 * epoch_accuracy(),
-                  seen_ / std::max(1e-9, epoch_seconds()), format_duration(eta).c_str());
+                  seen_ / std::max(1e-9, epoch_seconds()), util::format_duration(eta).c_str());
     os_ << line << std::endl;
 }
 

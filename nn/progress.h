@@ -24,6 +24,5 @@ private:
     int64_t batches_at_run_start_ = -1;
 };
 
-std::string format_duration(double seconds);  // "1h 02m", "3m 07s", "12.4 s"
 
 }  // namespace cw::nn

@@ -5,15 +5,10 @@
 #include <stdexcept>
 
 #include "report/run_data.h"
+#include "util/csv.h"
+#include "util/format.h"
 
 namespace cw::protocols {
-
-std::string percent(double fraction) {
-    if (std::isnan(fraction)) return "–";
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f", 100 * fraction);
-    return buf;
-}
 
 ClassColumn class_column(const std::string& label, const nlohmann::json& results, const std::string& evaluation,
                          const std::string& file) {
@@ -30,12 +25,6 @@ void check_lengths(const std::vector<std::string>& classes, const std::vector<Cl
             throw std::invalid_argument("class table: column '" + c.label + "' has " + std::to_string(c.per_class.size()) +
                                         " classes, expected " + std::to_string(classes.size()));
 }
-std::string csv_field(const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-}
 }  // namespace
 
 std::string per_class_markdown(const std::vector<std::string>& classes, const std::vector<ClassColumn>& columns) {
@@ -46,22 +35,22 @@ std::string per_class_markdown(const std::vector<std::string>& classes, const st
     s += "\n" + rule + "\n";
     for (size_t k = 0; k < classes.size(); ++k) {
         s += "| " + classes[k] + " |";
-        for (const ClassColumn& c : columns) s += " " + percent(c.per_class[k]) + " |";
+        for (const ClassColumn& c : columns) s += " " + util::percent_or_dash(c.per_class[k]) + " |";
         s += "\n";
     }
     s += "| **average** |";
-    for (const ClassColumn& c : columns) s += " **" + percent(c.overall) + "** |";
+    for (const ClassColumn& c : columns) s += " **" + util::percent_or_dash(c.overall) + "** |";
     return s + "\n";
 }
 
 std::string per_class_csv(const std::vector<std::string>& classes, const std::vector<ClassColumn>& columns) {
     check_lengths(classes, columns);
     std::string s = "class";
-    for (const ClassColumn& c : columns) s += "," + csv_field(c.label);
+    for (const ClassColumn& c : columns) s += "," + util::csv_field(c.label);
     s += "\n";
     char buf[32];
     for (size_t k = 0; k < classes.size(); ++k) {
-        s += csv_field(classes[k]);
+        s += util::csv_field(classes[k]);
         for (const ClassColumn& c : columns) {
             std::snprintf(buf, sizeof buf, "%.6g", c.per_class[k]);
             s += std::string(",") + (std::isnan(c.per_class[k]) ? "" : buf);
@@ -82,12 +71,12 @@ std::string extremes_markdown(const std::vector<std::string>& classes, const std
             if (best < 0 || c.per_class[k] > c.per_class[best]) best = static_cast<int>(k);
         }
         if (worst < 0) {
-            s += "| " + c.label + " | " + percent(c.overall) + " | – | – | – |\n";
+            s += "| " + c.label + " | " + util::percent_or_dash(c.overall) + " | – | – | – |\n";
             continue;
         }
-        s += "| " + c.label + " | " + percent(c.overall) + " | " + percent(c.per_class[worst]) + " (" + classes[worst] +
-             ") | " + percent(c.per_class[best]) + " (" + classes[best] + ") | " +
-             percent(c.per_class[best] - c.per_class[worst]) + " |\n";
+        s += "| " + c.label + " | " + util::percent_or_dash(c.overall) + " | " + util::percent_or_dash(c.per_class[worst]) + " (" + classes[worst] +
+             ") | " + util::percent_or_dash(c.per_class[best]) + " (" + classes[best] + ") | " +
+             util::percent_or_dash(c.per_class[best] - c.per_class[worst]) + " |\n";
     }
     return s;
 }

@@ -24,7 +24,5 @@ std::string per_class_csv(const std::vector<std::string>& classes, const std::ve
 // One row per evaluation: average, worst class and best class (name and %), spread.
 std::string extremes_markdown(const std::vector<std::string>& classes, const std::vector<ClassColumn>& columns);
 
-// "12.3" (accuracy 0.1234 in %, one decimal); "–" for NaN.
-std::string percent(double fraction);
 
 }  // namespace cw::protocols

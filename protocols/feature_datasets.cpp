@@ -16,6 +16,7 @@
 #include "nn/progress.h"
 #include "nn/safetensors.h"
 #include "train/stop_signal.h"
+#include "util/format.h"
 
 namespace cw::protocols {
 
@@ -233,7 +234,7 @@ FeatureSetSummary build_feature_dataset(nn::Classifier& model, const data::Datas
             const data::Batch starts = data::make_batch(data, start_idx, device);
             FeatureMatch m = match_features(model, targets.images, starts.images, o.steps, o.step_size);
             p.images = m.images.to_vector();
-            // The loss once the images are rounded to 256 levels, as a training set holds them (train/job.h).
+            // The loss once the images are rounded to 256 levels, as a training set holds them (jobs/job.h).
             std::vector<float> rounded(p.images.size());
             for (size_t j = 0; j < rounded.size(); ++j) rounded[j] = std::round(p.images[j] * 255.f) / 255.f;
             {
@@ -256,7 +257,7 @@ FeatureSetSummary build_feature_dataset(nn::Classifier& model, const data::Datas
                 const double eta = secs / static_cast<double>(built) * static_cast<double>(N - hi);
                 *log << "feature set: batch " << k + 1 << "/" << num_batches << ", images " << hi << "/" << N
                      << ", feature loss " << num(mean_of(m.start_loss)) << " -> " << num(mean_of(m.final_loss)) << ", "
-                     << nn::format_duration(secs) << " elapsed, ETA " << nn::format_duration(eta) << "\n" << std::flush;
+                     << util::format_duration(secs) << " elapsed, ETA " << util::format_duration(eta) << "\n" << std::flush;
             }
         }
         if (static_cast<int64_t>(p.labels.size()) != hi - lo || static_cast<int64_t>(p.images.size()) != (hi - lo) * D)
@@ -295,7 +296,7 @@ FeatureSetSummary build_feature_dataset(nn::Classifier& model, const data::Datas
     s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (log) *log << "feature set " << path << ": " << N << " images, mean feature loss " << num(s.start_loss) << " -> "
                   << num(s.final_loss) << " (rounded to 8 bits: " << num(s.final_loss_u8) << "), "
-                  << nn::format_duration(s.seconds) << "\n";
+                  << util::format_duration(s.seconds) << "\n";
     return s;
 }
 

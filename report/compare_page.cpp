@@ -6,14 +6,15 @@
 #include <iomanip>
 #include <sstream>
 
-#include "eval/atomic_file.h"
-#include "fairness/agreement.h"
+#include "util/atomic_file.h"
+#include "eval/agreement.h"
 #include "report/comparison.h"
 #include "report/figure_bars.h"
 #include "report/figure_heatmap.h"
 #include "report/html.h"
 #include "report/run_figures.h"
 #include "report/summary.h"
+#include "util/format.h"
 
 namespace cw::report {
 
@@ -57,7 +58,7 @@ std::string write_compare_page(const std::vector<RunData>& runs, const std::stri
     };
     auto worst_cell = [&](const fairness::ClassMetrics& m) {
         return m.worst_class < 0 ? std::string("–")
-                                 : percent_cell(m.per_class_accuracy[m.worst_class]) + " (" +
+                                 : util::percent_or_dash(m.per_class_accuracy[m.worst_class]) + " (" +
                                        html_escape(classes[m.worst_class]) + ")";
     };
     row("method", [&](const RunColumn& c) { return field(c.evaluation->results, "method"); });
@@ -65,15 +66,15 @@ std::string write_compare_page(const std::vector<RunData>& runs, const std::stri
     row("checkpoint", [&](const RunColumn& c) {
         return html_escape(c.evaluation->checkpoint.empty() ? "(the folder's)" : c.evaluation->checkpoint);
     });
-    row("clean: average", [](const RunColumn& c) { return percent_cell(c.clean.accuracy); });
+    row("clean: average", [](const RunColumn& c) { return util::percent_or_dash(c.clean.accuracy); });
     row("clean: worst class", [&](const RunColumn& c) { return worst_cell(c.clean); });
-    row("clean: spread", [](const RunColumn& c) { return percent_cell(c.clean.spread); });
+    row("clean: spread", [](const RunColumn& c) { return util::percent_or_dash(c.clean.spread); });
     if (!attack.empty()) {
-        row(attack + ": average", [](const RunColumn& c) { return percent_cell(c.robust.accuracy); });
+        row(attack + ": average", [](const RunColumn& c) { return util::percent_or_dash(c.robust.accuracy); });
         row(attack + ": worst class", [&](const RunColumn& c) { return worst_cell(c.robust); });
-        row(attack + ": spread", [](const RunColumn& c) { return percent_cell(c.robust.spread); });
-        row(attack + ": SD", [](const RunColumn& c) { return percent_cell(c.robust.sd); });
-        row(attack + ": mean of worst 10%", [](const RunColumn& c) { return percent_cell(c.robust.worst10_accuracy); });
+        row(attack + ": spread", [](const RunColumn& c) { return util::percent_or_dash(c.robust.spread); });
+        row(attack + ": SD", [](const RunColumn& c) { return util::percent_or_dash(c.robust.sd); });
+        row(attack + ": mean of worst 10%", [](const RunColumn& c) { return util::percent_or_dash(c.robust.worst10_accuracy); });
     }
 
     // Spearman between every two runs, on the robust per-class accuracies (clean when there is no attack).
@@ -111,8 +112,8 @@ std::string write_compare_page(const std::vector<RunData>& runs, const std::stri
     for (size_t k = 0; k < classes.size(); ++k) {
         std::vector<std::string> r = {html_escape(classes[k])}, cls = {""};
         for (const RunColumn& c : cols) {
-            r.push_back(percent_cell(c.clean.per_class_accuracy[k]) +
-                        (attack.empty() ? "" : " / " + percent_cell(c.robust.per_class_accuracy[k])));
+            r.push_back(util::percent_or_dash(c.clean.per_class_accuracy[k]) +
+                        (attack.empty() ? "" : " / " + util::percent_or_dash(c.robust.per_class_accuracy[k])));
             cls.push_back(std::string("num") + (!attack.empty() && static_cast<int>(k) == c.robust.worst_class ? " worst" : ""));
         }
         pc.rows.push_back(r);
@@ -145,7 +146,7 @@ std::string write_compare_page(const std::vector<RunData>& runs, const std::stri
         for (const Figure& f : figs) body << html_figure(render(f, (fs::path(out_dir) / "figures").string()), out_dir);
     }
     const std::string page = (fs::path(out_dir) / "compare.html").string();
-    eval::write_file_atomic(page, html_page("classwise: runs compared", body.str()));
+    util::write_file_atomic(page, html_page("classwise: runs compared", body.str()));
     return page;
 }
 

@@ -7,6 +7,7 @@
 
 #include "report/html.h"
 #include "report/summary.h"
+#include "util/format.h"
 
 namespace cw::report {
 
@@ -108,7 +109,7 @@ Comparison compare_runs(const std::vector<RunData>& runs, const std::vector<std:
 std::string markdown_table(const Comparison& c) {
     auto worst = [&](const fairness::ClassMetrics& m) {
         return m.worst_class < 0 ? std::string("–")
-                                 : percent_cell(m.per_class_accuracy[m.worst_class]) + " (" + c.classes[m.worst_class] + ")";
+                                 : util::percent_or_dash(m.per_class_accuracy[m.worst_class]) + " (" + c.classes[m.worst_class] + ")";
     };
     const bool robust = !c.attack.empty();
     std::ostringstream os;
@@ -122,13 +123,13 @@ std::string markdown_table(const Comparison& c) {
     for (int i = 0; i < columns; ++i) os << "---|";
     os << "\n";
     for (const RunColumn& col : c.columns) {
-        os << "| " << col.label << " | " << percent_cell(col.clean.accuracy) << " | " << worst(col.clean) << " | "
-           << percent_cell(bottom3(col.clean.per_class_accuracy)) << " |"
-           << (worst10 ? " " + percent_cell(col.clean.worst10_accuracy) + " |" : "");
+        os << "| " << col.label << " | " << util::percent_or_dash(col.clean.accuracy) << " | " << worst(col.clean) << " | "
+           << util::percent_or_dash(bottom3(col.clean.per_class_accuracy)) << " |"
+           << (worst10 ? " " + util::percent_or_dash(col.clean.worst10_accuracy) + " |" : "");
         if (robust)
-            os << " " << percent_cell(col.robust.accuracy) << " | " << worst(col.robust) << " | "
-               << percent_cell(bottom3(col.robust.per_class_accuracy)) << " | " << percent_cell(col.robust.spread) << " |"
-               << (worst10 ? " " + percent_cell(col.robust.worst10_accuracy) + " |" : "");
+            os << " " << util::percent_or_dash(col.robust.accuracy) << " | " << worst(col.robust) << " | "
+               << util::percent_or_dash(bottom3(col.robust.per_class_accuracy)) << " | " << util::percent_or_dash(col.robust.spread) << " |"
+               << (worst10 ? " " + util::percent_or_dash(col.robust.worst10_accuracy) + " |" : "");
         os << "\n";
     }
     return os.str();

@@ -5,7 +5,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 
 namespace cw::report {
 
@@ -45,7 +45,7 @@ std::string base64(const std::string& bytes) {
 
 std::string html_figure(const RenderedFigure& figure, const std::string& page_dir) {
     namespace fs = std::filesystem;
-    const std::string svg = eval::read_file_text(figure.svg_file);
+    const std::string svg = util::read_file_text(figure.svg_file);
     const std::string svg_link = fs::relative(figure.svg_file, page_dir).string();
     const std::string png_link = fs::relative(figure.png_file, page_dir).string();
     std::ostringstream os;
@@ -97,11 +97,5 @@ std::string html_page(const std::string& title, const std::string& body) {
            "</style>\n</head>\n<body>\n" + body + "</body>\n</html>\n";
 }
 
-std::string percent_cell(double fraction) {
-    if (std::isnan(fraction)) return "–";
-    std::ostringstream os;
-    os << std::fixed << std::setprecision(1) << 100.0 * fraction;
-    return os.str();
-}
 
 }  // namespace cw::report

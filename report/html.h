@@ -26,7 +26,4 @@ std::string html_table(const HtmlTable& table);
 // A whole page: <!DOCTYPE html>, the title, the style sheet, `body`.
 std::string html_page(const std::string& title, const std::string& body);
 
-// "48.7" (percent, one decimal, the papers' convention) or "–" for NaN.
-std::string percent_cell(double fraction);
-
 }  // namespace cw::report

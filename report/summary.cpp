@@ -6,6 +6,7 @@
 
 #include "report/corruption_view.h"
 #include "report/run_data.h"
+#include "util/format.h"
 
 namespace cw::report {
 
@@ -42,12 +43,12 @@ HtmlTable summary_table(const nlohmann::json& results) {
     for (const nlohmann::json* entry : table_entries(results)) {
         const nlohmann::json& e = *entry;
         const fairness::ClassMetrics m = metrics_of(e);
-        t.rows.push_back({html_escape(e.at("name").get<std::string>()), percent_cell(m.accuracy),
+        t.rows.push_back({html_escape(e.at("name").get<std::string>()), util::percent_or_dash(m.accuracy),
                           html_escape(class_name(classes, m.worst_class)),
-                          percent_cell(m.worst_class >= 0 ? m.per_class_accuracy[m.worst_class] : NAN),
+                          util::percent_or_dash(m.worst_class >= 0 ? m.per_class_accuracy[m.worst_class] : NAN),
                           html_escape(class_name(classes, m.best_class)),
-                          percent_cell(m.best_class >= 0 ? m.per_class_accuracy[m.best_class] : NAN),
-                          points(m.spread), points(m.sd), percent_cell(m.worst10_accuracy)});
+                          util::percent_or_dash(m.best_class >= 0 ? m.per_class_accuracy[m.best_class] : NAN),
+                          points(m.spread), points(m.sd), util::percent_or_dash(m.worst10_accuracy)});
         t.classes.push_back({"", "num", "worst", "num worst", "best", "num best", "num", "num", "num"});
     }
     return t;
@@ -79,7 +80,7 @@ HtmlTable class_table(const nlohmann::json& results) {
         std::vector<std::string> row = {html_escape(classes[k]), std::to_string(m[0].class_counts[k])};
         std::vector<std::string> cls = {"", "num"};
         for (const auto& x : m) {
-            row.push_back(percent_cell(x.per_class_accuracy[k]));
+            row.push_back(util::percent_or_dash(x.per_class_accuracy[k]));
             cls.push_back(std::string("num") + (static_cast<int>(k) == x.worst_class ? " worst" : "") +
                           (static_cast<int>(k) == x.best_class ? " best" : ""));
         }
@@ -88,7 +89,7 @@ HtmlTable class_table(const nlohmann::json& results) {
             cls.push_back("num");
         }
         for (size_t a = 0; !accuracy_only && a < m.size(); ++a) {
-            row.push_back(percent_cell(m[a].cfp[k]));
+            row.push_back(util::percent_or_dash(m[a].cfp[k]));
             cls.push_back("num");
         }
         t.rows.push_back(std::move(row));
@@ -97,7 +98,7 @@ HtmlTable class_table(const nlohmann::json& results) {
     return t;
 }
 
-HtmlTable train_log_table(const CsvTable& log) {
+HtmlTable train_log_table(const util::CsvTable& log) {
     HtmlTable t;
     t.caption = "Training log (train_log.csv)";
     t.header = log.header;
@@ -106,7 +107,7 @@ HtmlTable train_log_table(const CsvTable& log) {
         for (const auto& f : r) {
             double v = NAN;
             try {
-                v = csv_number(f, "train_log.csv");
+                v = util::csv_number(f, "train_log.csv");
             } catch (const std::exception&) {
             }
             std::ostringstream os;

@@ -7,8 +7,8 @@
 #include <map>
 #include <sstream>
 
-#include "eval/atomic_file.h"
-#include "fairness/agreement.h"
+#include "util/atomic_file.h"
+#include "eval/agreement.h"
 #include "report/compare_page.h"
 #include "report/figure_heatmap.h"
 #include "report/gnuplot.h"
@@ -16,6 +16,7 @@
 #include "report/run_data.h"
 #include "report/table_values.h"
 #include "study/study.h"
+#include "util/split_list.h"
 
 namespace cw::study {
 
@@ -93,8 +94,6 @@ Agreement ranking_agreement(const std::vector<const SettingRuns*>& settings, boo
 
 namespace {
 
-std::string pct(double v) { return report::fixed_or_dash(v * 100, 1); }
-
 struct CellStatus {
     std::string name, state;   // finished, missing, unfinished, failed: <line>
 };
@@ -121,7 +120,7 @@ Gathered gather(const Grid& grid, const train::JobConfig& defaults, const std::v
         const fs::path dir = fs::path(out) / c.name;
         const fs::path error_file = dir / "grid_error.txt";
         if (!arm_finished(Arm{c.name, job}, dir.string())) {
-            std::string state = fs::exists(error_file) ? "failed: " + eval::read_file_text(error_file.string())
+            std::string state = fs::exists(error_file) ? "failed: " + util::read_file_text(error_file.string())
                                 : fs::exists(dir)      ? "unfinished"
                                                        : "missing";
             state.erase(std::remove(state.begin(), state.end(), '\n'), state.end());
@@ -131,10 +130,10 @@ Gathered gather(const Grid& grid, const train::JobConfig& defaults, const std::v
         // One checkpoint and one attack for the whole summary: the first finished cell's choice. A cell audited
         // otherwise (other --final-checkpoints or --final-attacks in its setting) is listed, not mixed in.
         if (g.checkpoint.empty()) {
-            const auto checkpoints = cli::split_list(job.final_checkpoints);
+            const auto checkpoints = util::split_list(job.final_checkpoints);
             g.checkpoint = std::find(checkpoints.begin(), checkpoints.end(), "last") != checkpoints.end()
                                ? "last" : checkpoints.front();
-            const auto attacks = cli::split_list(job.final_attacks);
+            const auto attacks = util::split_list(job.final_attacks);
             g.attack = attacks.empty() ? "" : attacks.front();
         }
         const fs::path results = dir / ("eval_" + g.checkpoint) / "results.json";
@@ -240,11 +239,11 @@ int write_grid_summary(const Grid& grid, const train::JobConfig& defaults, const
         const auto mc = mean_over_runs(s.clean), mr = mean_over_runs(s.robust);
         const Discrepancy dc = discrepancy(mc), dr = discrepancy(mr);
         auto worst = [&](const Discrepancy& d) {
-            return d.worst_class < 0 ? std::string("–") : s.classes[d.worst_class] + " " + pct(d.worst);
+            return d.worst_class < 0 ? std::string("–") : s.classes[d.worst_class] + " " + util::percent_or_dash(d.worst);
         };
-        const std::vector<std::string> row = {s.name, s.group, s.method, std::to_string(s.seeds.size()), pct(dc.mean),
-                                              worst(dc), pct(dc.spread), pct(dc.sd), pct(dr.mean), worst(dr),
-                                              pct(dr.spread), pct(dr.sd)};
+        const std::vector<std::string> row = {s.name, s.group, s.method, std::to_string(s.seeds.size()), util::percent_or_dash(dc.mean),
+                                              worst(dc), util::percent_or_dash(dc.spread), util::percent_or_dash(dc.sd), util::percent_or_dash(dr.mean), worst(dr),
+                                              util::percent_or_dash(dr.spread), util::percent_or_dash(dr.sd)};
         md << "|";
         for (const std::string& c : row) md << " " << c << " |";
         md << "\n";
@@ -282,8 +281,8 @@ int write_grid_summary(const Grid& grid, const train::JobConfig& defaults, const
         const Discrepancy nc = discrepancy(mean_over_runs(twin->clean)), ac = discrepancy(mean_over_runs(at.clean)),
                           ar = discrepancy(mean_over_runs(at.robust));
         const bool wider_clean = ac.spread > nc.spread, wider_robust = ar.spread > nc.spread;
-        const std::vector<std::string> row = {at.name, twin->name, pct(nc.spread), pct(ac.spread), pct(ar.spread),
-                                              pct(nc.sd), pct(ac.sd), pct(ar.sd), wider_clean ? "yes" : "no",
+        const std::vector<std::string> row = {at.name, twin->name, util::percent_or_dash(nc.spread), util::percent_or_dash(ac.spread), util::percent_or_dash(ar.spread),
+                                              util::percent_or_dash(nc.sd), util::percent_or_dash(ac.sd), util::percent_or_dash(ar.sd), wider_clean ? "yes" : "no",
                                               wider_robust ? "yes" : "no"};
         pairs_md << "|";
         for (const std::string& c : row) pairs_md << " " << c << " |";
@@ -343,8 +342,8 @@ int write_grid_summary(const Grid& grid, const train::JobConfig& defaults, const
         }
     if (!missing.str().empty()) md << "\n## Cells not in this summary\n\n" << missing.str();
 
-    eval::write_file_atomic((fs::path(out) / "summary.md").string(), md.str());
-    eval::write_file_atomic((fs::path(out) / "grid_summary.json").string(), js.dump(2) + "\n");
+    util::write_file_atomic((fs::path(out) / "summary.md").string(), md.str());
+    util::write_file_atomic((fs::path(out) / "grid_summary.json").string(), js.dump(2) + "\n");
 
     // ---- the page, with figures when gnuplot is there, and one comparison page per dataset ---------------------
     std::ostringstream body;
@@ -376,7 +375,7 @@ int write_grid_summary(const Grid& grid, const train::JobConfig& defaults, const
     }
     body << "</ul>\n";
     if (!missing.str().empty()) body << "<h2>Cells not in this summary</h2>\n<pre>" << report::html_escape(missing.str()) << "</pre>\n";
-    eval::write_file_atomic((fs::path(out) / "index.html").string(), report::html_page(grid.title, body.str()));
+    util::write_file_atomic((fs::path(out) / "index.html").string(), report::html_page(grid.title, body.str()));
     log << md.str() << "\nwrote " << (fs::path(out) / "summary.md").string() << ", grid_summary.json and index.html\n";
     return finished;
 }

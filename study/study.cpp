@@ -11,12 +11,13 @@
 #include <stdexcept>
 
 #include "engine/device.h"
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "report/compare_page.h"
 #include "report/comparison.h"
 #include "report/gnuplot.h"
 #include "report/run_data.h"
-#include "train/methods/registry.h"
+#include "jobs/registry.h"
+#include "util/split_list.h"
 
 namespace cw::study {
 
@@ -32,7 +33,7 @@ std::vector<Arm> arms_for_methods(const std::string& flag, const std::string& me
     std::vector<Arm> arms;
     std::set<std::string> seen;
     const auto& known = train::method_names();
-    for (const std::string& m : cli::split_list(methods)) {
+    for (const std::string& m : util::split_list(methods)) {
         if (std::find(known.begin(), known.end(), m) == known.end())
             throw std::invalid_argument(flag + ": unknown method '" + m + "'");
         if (!seen.insert(m).second) throw std::invalid_argument(flag + ": method '" + m + "' is listed twice");
@@ -53,7 +54,7 @@ std::string data_and_model(const train::JobConfig& base) {
 }
 
 bool arm_finished(const Arm& a, const std::string& arm_dir) {
-    const auto checkpoints = cli::split_list(a.job.final_checkpoints);
+    const auto checkpoints = util::split_list(a.job.final_checkpoints);
     if (checkpoints.empty()) return false;
     // A checkpoint the run never wrote (an averaged model FAWA admitted no epoch to) was skipped by the job.
     const bool last_done = fs::exists(fs::path(arm_dir) / "eval_last" / "results.json");
@@ -171,7 +172,7 @@ int run_study(const Study& study, const cli::CommonFlags& common, std::ostream& 
     md << "# " << study.title << "\n\nCheckpoint: " << study.checkpoint << "; accuracies in % on the evaluated test "
        << "images; bottom 3 = mean of the three weakest classes; spread = best − worst class.\n\n" << table
        << "\nWall time: " << std::fixed << std::setprecision(0) << seconds << " s.\n";
-    eval::write_file_atomic((fs::path(common.out) / "summary.md").string(), md.str());
+    util::write_file_atomic((fs::path(common.out) / "summary.md").string(), md.str());
     out << "\n" << study.title << " (" << study.checkpoint << " checkpoint):\n\n" << table << "\n";
     report::CompareOptions options;
     options.checkpoints = checkpoints;

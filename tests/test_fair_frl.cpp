@@ -8,7 +8,7 @@
 #include "fairness/methods/frl_baseline_rw.h"
 #include "fairness/methods/frl_update.h"
 #include "fairness/methods/wat.h"
-#include "train/methods/registry.h"
+#include "jobs/registry.h"
 
 using namespace cw;
 using namespace cw::train;

@@ -12,7 +12,7 @@
 #include "nn/safetensors.h"
 #include "tests/test_nn_util.h"
 #include "tests/test_train_methods_util.h"
-#include "train/methods/registry.h"
+#include "jobs/registry.h"
 #include "train/methods/mart.h"
 #include "train/methods/trades.h"
 #include "train/methods/method_util.h"

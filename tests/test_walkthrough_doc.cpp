@@ -2,7 +2,7 @@
 // (from the repository root, in document order, since later commands read what earlier ones wrote) through /bin/sh
 // with stderr joined to stdout, and compares what it prints with the ```output block that follows, after
 // normalising only what differs between two runs of the same command on the same machine:
-//   - durations as the tools print them (nn::format_duration and the "in 0.2 s" lines): "12.4 s", "3m 07s",
+//   - durations as the tools print them (util::format_duration and the "in 0.2 s" lines): "12.4 s", "3m 07s",
 //     "1h 02m" become "<time>";
 //   - throughput: "86.2 img/s" becomes "<rate> img/s";
 //   - whitespace at the end of a line, and blank lines at the end of an output (editors strip them).

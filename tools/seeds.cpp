@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "cli/common_flags.h"
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 
 namespace {
 
@@ -48,7 +48,7 @@ json load(const std::string& where) {
     if (std::filesystem::is_directory(p)) p /= "results.json";
     json j;
     try {
-        j = json::parse(cw::eval::read_file_text(p.string()));
+        j = json::parse(cw::util::read_file_text(p.string()));
     } catch (const json::exception& e) {
         throw std::runtime_error(p.string() + ": not a results.json (" + e.what() + ")");
     }
@@ -123,9 +123,9 @@ int main(int argc, char** argv) {
            << "spread (best − worst class) are taken per run, then averaged.\n";
         std::cout << md.str();
         if (!common.out.empty()) {
-            eval::write_file_atomic((std::filesystem::path(common.out) / "seeds.md").string(), md.str());
+            util::write_file_atomic((std::filesystem::path(common.out) / "seeds.md").string(), md.str());
             summary["runs"] = runs;
-            eval::write_file_atomic((std::filesystem::path(common.out) / "seeds.json").string(), summary.dump(2) + "\n");
+            util::write_file_atomic((std::filesystem::path(common.out) / "seeds.json").string(), summary.dump(2) + "\n");
         }
         return 0;
     });
