@@ -12,7 +12,8 @@ CXXFLAGS += -std=c++17 -fopenmp -Wall -Wextra -Wno-unused-parameter -I. -MMD -MP
 # The OpenMP build of OpenBLAS shares our OpenMP thread team; the pthreads build would run its own threads
 # and both teams would spin against each other on a 2-core machine (measured: ~10x slower steps).
 OPENBLAS_DIR ?= /usr/lib/$(shell gcc -print-multiarch)/openblas-openmp
-LDLIBS   += -L$(OPENBLAS_DIR) -Wl,-rpath,$(OPENBLAS_DIR) -lopenblas -lz -ljpeg -lpthread -ldl
+# libfmt formats the percentages and durations (util/format.cpp, the one file that includes it).
+LDLIBS   += -L$(OPENBLAS_DIR) -Wl,-rpath,$(OPENBLAS_DIR) -lopenblas -lfmt -lz -ljpeg -lpthread -ldl
 BUILD    := build
 # The CUDA plugin's rules below come before `all:`; without this, plain `make` would build only the plugin.
 .DEFAULT_GOAL := all

@@ -4,6 +4,8 @@
 #include <iomanip>
 #include <sstream>
 
+#include "util/format.h"
+
 namespace cw::eval {
 
 void print_class_table(std::ostream& os, const EvalRecords& r, const std::vector<std::string>& classes) {
@@ -31,10 +33,7 @@ void print_class_table(std::ostream& os, const EvalRecords& r, const std::vector
                     ++n;
                     ok += columns[c][i] == r.label[i];
                 }
-            std::ostringstream cell;
-            if (n > 0) cell << std::fixed << std::setprecision(1) << 100.0 * double(ok) / double(n);
-            else cell << "-";
-            os << "  " << std::right << std::setw(static_cast<int>(col_w[c])) << cell.str();
+            os << "  " << std::right << std::setw(static_cast<int>(col_w[c])) << (n > 0 ? util::percent_of(ok, n) : "-");
         }
         os << "\n";
     };

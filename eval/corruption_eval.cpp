@@ -36,7 +36,6 @@ uint64_t field_seed(uint64_t seed, const std::string& name, int severity) {
     return splitmix(splitmix(seed ^ h) + static_cast<uint64_t>(severity));
 }
 
-
 class Run {
 public:
     Run(nn::Module& model, const data::Dataset& test, const std::vector<int64_t>& indices,
@@ -174,16 +173,16 @@ CorruptionRun Run::evaluate(const std::string& name) {
     for (size_t k = 0; k < run.severities.size(); ++k) {
         int64_t ok = 0;
         for (size_t i = 0; i < state_.label.size(); ++i) ok += run.pred[k][i] == state_.label[i];
-        os << " s" << run.severities[k] << " " << util::percent_text(state_.label.empty() ? 0 : double(ok) / state_.label.size());
+        os << " s" << run.severities[k] << " " << util::percent(state_.label.empty() ? 0 : double(ok) / state_.label.size(), 2) << "%";
         pooled_label.insert(pooled_label.end(), state_.label.begin(), state_.label.end());
         pooled_pred.insert(pooled_pred.end(), run.pred[k].begin(), run.pred[k].end());
     }
     const auto m = fairness::class_metrics(pooled_label, pooled_pred, static_cast<int64_t>(opt_.info.classes.size()));
     double time = 0;
     for (double t : run.time_s) time += t;
-    os << "; pooled " << util::percent_text(m.accuracy);
+    os << "; pooled " << util::percent(m.accuracy, 2) << "%";
     if (m.worst_class >= 0)
-        os << ", worst class " << opt_.info.classes[m.worst_class] << " " << util::percent_text(m.per_class_accuracy[m.worst_class]);
+        os << ", worst class " << opt_.info.classes[m.worst_class] << " " << util::percent(m.per_class_accuracy[m.worst_class], 2) << "%";
     os << " (" << std::fixed << std::setprecision(1) << time << " s)";
     log(os.str());
     return run;
@@ -213,7 +212,7 @@ CorruptionOutcome Run::go() {
     }
     int64_t ok = 0;
     for (size_t i = 0; i < state_.label.size(); ++i) ok += state_.clean_pred[i] == state_.label[i];
-    log("clean accuracy: " + util::percent_text(double(ok) / state_.label.size()) + " (" + std::to_string(state_.label.size()) +
+    log("clean accuracy: " + util::percent(double(ok) / state_.label.size(), 2) + "% (" + std::to_string(state_.label.size()) +
         " samples); " + std::to_string(names_.size()) + " corruptions x " + std::to_string(opt_.severities.size()) +
         " severities");
 
@@ -234,9 +233,9 @@ CorruptionOutcome Run::go() {
     for (const auto& e : out.results.at("evaluations"))
         if (e.at("name") == all_corruptions_name()) {
             const int worst = e.at("worst_class").get<int>();
-            log("all corruptions pooled: " + util::percent_text(e.at("accuracy").get<double>()) +
+            log("all corruptions pooled: " + util::percent(e.at("accuracy").get<double>(), 2) + "%" +
                 (worst >= 0 ? ", worst class " + opt_.info.classes[worst] + " " +
-                                  util::percent_text(e.at("per_class_accuracy").at(worst).get<double>())
+                                  util::percent(e.at("per_class_accuracy").at(worst).get<double>(), 2) + "%"
                             : std::string()));
         }
     if (!opt_.out_dir.empty()) {

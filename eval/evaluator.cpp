@@ -57,7 +57,6 @@ std::string upper(std::string s) {
     return s;
 }
 
-
 // One eval-mode forward pass, on the host: predictions and logits [n, C].
 struct Forward {
     std::vector<int32_t> pred;
@@ -227,7 +226,7 @@ void Run::clean_pass() {
         state_.batch_offsets.push_back(r.size());
         if (b == data_.num_batches - 1) {
             init_attack_records();
-            log_line("clean accuracy: " + util::percent_text(accuracy_of(r.clean_pred)) + " (" + std::to_string(r.size()) +
+            log_line("clean accuracy: " + util::percent(accuracy_of(r.clean_pred), 2) + "% (" + std::to_string(r.size()) +
                      " samples)");
         }
         step_done();
@@ -291,7 +290,7 @@ void Run::plain_attack(size_t a) {
                                 : std::string()));
         if (b == data_.num_batches - 1) {
             std::ostringstream os;
-            os << "robust accuracy after " << upper(name) << ": " << util::percent_text(accuracy_of(state_.records.adv_pred[a]))
+            os << "robust accuracy after " << upper(name) << ": " << util::percent(accuracy_of(state_.records.adv_pred[a]), 2) << "%"
                << " (total time " << std::fixed << std::setprecision(1) << state_.time_s[a] << " s)";
             log_line(os.str());
         }
@@ -337,7 +336,7 @@ void Run::ensemble_attack(size_t a, Ensemble& ens) {
                      " successfully perturbed");
             if (b == data_.num_batches - 1) {
                 std::ostringstream os;
-                os << "robust accuracy after " << upper(part) << ": " << util::percent_text(accuracy_of(pred))
+                os << "robust accuracy after " << upper(part) << ": " << util::percent(accuracy_of(pred), 2) << "%"
                    << " (total time " << std::fixed << std::setprecision(1) << state_.time_s[a] << " s)";
                 log_line(os.str());
             }

@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
     cli::CommonSpec spec;
     spec.program = "benz_trends";
     spec.epochs_help = "training epochs of every model (each one evaluated per class)";
-    // ResNet-18 trains at ~3 images/s under PGD-10 on two cores: the quick run swaps in LeNet-5, 5-step attacks, a
+    // ResNet-18 trains at ~10 images/s under PGD-10 on two cores: the quick run swaps in LeNet-5, 5-step attacks, a
     // constant Adam step and no augmentation (more learnt in few steps), and enough epochs to see a trend.
     spec.quick_preset = {{"--arch", "lenet5"},    {"--train-n", "5000"},      {"--epochs", "10"},
                          {"--batch-size", "64"},  {"--optimizer", "adam"},    {"--lr", "0.002"},

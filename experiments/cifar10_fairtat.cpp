@@ -8,6 +8,10 @@
 //   for every method (FAWA and the best-checkpoint rule use it); per-epoch PGD-10; final PGD-20 per class.
 //   Weight averaging (EMA, FAWA) from epoch 50 with decay 0.85 and FAWA threshold 0.2. FRL fine-tunes PGD-AT's
 //   best checkpoint (its "hot start") for a fifth of the epochs at lr 0.001.
+//   Beyond Table 1 (only when --arms names them): DAFA and TRIX on the same protocol, their warm-up 70/110 of the
+//   epochs as in DAFA's code (docs/protocols/dafa.md, trix.md); FAAL (Zhang et al., CVPR 2024; docs/protocols/faal.md)
+//   fine-tunes the trades arm's best checkpoint (faal) or the pgd_at arm's (faal_pgd) for 2 epochs at lr 0.01, ÷10
+//   after the first.
 //   --transfer adds AutoAttack and Square-5000 (Table 2); --corruptions the 18 common corruptions per class (Tables
 //   3-4); --ablations adds FAIR-TAT with uniform targets and FAIR-TAT without per-class ε.
 //
@@ -15,6 +19,7 @@
 //                                 [--corruptions] [--ablations] [--epochs 200] [--resume] [--device auto]
 // Out of scope: XCiT-S12 (the paper's transformer; no such model here).
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 #include <map>
 
@@ -74,9 +79,39 @@ std::vector<study::Arm> table1_arms(const train::JobConfig& base, bool ablations
     return arms;
 }
 
-// --arms: a subset of the table, in the table's order; FRL needs the PGD-AT arm it starts from.
-std::vector<study::Arm> select_arms(std::vector<study::Arm> all, const std::string& wanted) {
-    if (wanted == "all") return all;
+// Beyond Table 1: fair methods newer than FAIR-TAT, trained with the same protocol for comparison. Not part of
+// "all" (the paper's table); --arms names them. DAFA and TRIX (docs/protocols/dafa.md, trix.md) keep their
+// codes' warm-up as a fraction of the run: 70 of 110 epochs (DAFA's code), at least 1 — unless --dafa-warmup
+// was given.
+std::vector<study::Arm> beyond_table1_arms(const train::JobConfig& base, bool warmup_given) {
+    std::vector<study::Arm> arms;
+    const int warmup = static_cast<int>(std::max<int64_t>(1, base.common.epochs * 70 / 110));
+    for (const std::string method : {"dafa", "trix"}) {
+        arms.push_back(study::arm(method, base, method));
+        if (!warmup_given) arms.back().job.method_options.dafa.warmup = warmup;
+    }
+    // FAAL fine-tunes a trained arm's best checkpoint for 2 epochs, lr 0.01 then 0.001 (its authors' ft_prn.py).
+    auto faal = [&](const std::string& name, const std::string& base_arm) {
+        arms.push_back(study::arm(name, base, "faal"));
+        study::Arm& a = arms.back();
+        a.job.init = base.common.out + "/" + base_arm + "/best_robust.safetensors";
+        a.job.trainer.recipe.lr = 0.01;
+        a.job.trainer.recipe.schedule = "multistep";
+        a.job.trainer.recipe.milestones = {1};
+        a.job.common.epochs = 2;
+    };
+    faal("faal", "trades");
+    faal("faal_pgd", "pgd_at");
+    return arms;
+}
+
+// --arms: a subset of the table and the rows beyond it, in that order ("all": the table's rows); FRL needs the
+// PGD-AT arm it starts from.
+std::vector<study::Arm> select_arms(std::vector<study::Arm> table, std::vector<study::Arm> beyond,
+                                    const std::string& wanted) {
+    if (wanted == "all") return table;
+    std::vector<study::Arm> all = std::move(table);
+    all.insert(all.end(), beyond.begin(), beyond.end());
     std::vector<std::string> names = util::split_list(wanted);
     for (const auto& n : names)
         if (std::none_of(all.begin(), all.end(), [&](const study::Arm& a) { return a.name == n; })) {
@@ -87,10 +122,20 @@ std::vector<study::Arm> select_arms(std::vector<study::Arm> all, const std::stri
     std::vector<study::Arm> out;
     for (const auto& a : all)
         if (std::find(names.begin(), names.end(), a.name) != names.end()) out.push_back(a);
-    const bool needs_pgd = std::any_of(out.begin(), out.end(), [](const study::Arm& a) { return !a.job.init.empty(); });
-    const bool has_pgd = std::any_of(out.begin(), out.end(), [](const study::Arm& a) { return a.name == "pgd_at"; });
-    if (needs_pgd && !has_pgd)
-        throw std::invalid_argument("--arms: frl and frl_ema fine-tune the pgd_at arm's best checkpoint: list pgd_at too");
+    auto base_of = [](const study::Arm& a) { return std::filesystem::path(a.job.init).parent_path().filename().string(); };
+    for (const auto& a : out) {
+        if (a.job.init.empty()) continue;
+        const std::string base = base_of(a);
+        if (std::any_of(out.begin(), out.end(), [&](const study::Arm& b) { return b.name == base; })) continue;
+        std::vector<std::string> users;   // every arm of the table that starts from `base`
+        for (const auto& b : all)
+            if (!b.job.init.empty() && base_of(b) == base) users.push_back(b.name);
+        std::string who;
+        for (size_t i = 0; i < users.size(); ++i)
+            who += (i == 0 ? "" : i + 1 == users.size() ? " and " : ", ") + users[i];
+        throw std::invalid_argument("--arms: " + who + (users.size() > 1 ? " fine-tune" : " fine-tunes") + " the " +
+                                    base + " arm's best checkpoint: list " + base + " too");
+    }
     return out;
 }
 
@@ -130,19 +175,21 @@ int main(int argc, char** argv) {
     cli::add_common_flags(app, base.common, spec);
     train::add_job_flags(app, base);
     app.remove_option(app.get_option("--method"));
-    app.add_option("--arms", arms, "the rows to run, comma-separated (default all; see the list in the source or an "
-                                   "error message)")->capture_default_str();
+    app.add_option("--arms", arms, "the rows to run, comma-separated (default all: Table 1's rows; the rows beyond "
+                                   "Table 1, dafa, trix, faal and faal_pgd, only when named; see the list in the source or an error "
+                                   "message)")->capture_default_str();
     app.add_flag("--transfer", transfer, "also evaluate under AutoAttack and Square-5000 (Table 2)");
     app.add_flag("--corruptions", corruptions, "also evaluate per class on the 18 common corruptions of FAIR-TAT's "
                                                "Tables 3-4 (CIFAR-10-C files when present, else generated)");
     app.add_flag("--ablations", ablations, "add FAIR-TAT with uniform targets and FAIR-TAT without per-class eps");
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
+    const bool warmup_given = app.get_option("--dafa-warmup")->count() > 0;
     return cli::run_guarded("cifar10_fairtat", [&] {
         if (transfer) base.final_attacks += ",autoattack,square5000";
         if (corruptions && base.final_corruptions.empty()) base.final_corruptions = "fair-tat";
         study::Study s;
         s.title = "FAIR-TAT Table 1 on " + base.data.dataset + ": average and worst class, clean and under PGD-20";
-        s.arms = select_arms(table1_arms(base, ablations), arms);
+        s.arms = select_arms(table1_arms(base, ablations), beyond_table1_arms(base, warmup_given), arms);
         s.attack = "pgd20";
         return study::run_study(s, base.common, std::cout);
     });

@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
     cli::CommonSpec spec;
     spec.program = "xu_preliminary";
     spec.epochs_help = "training epochs of every model";
-    // PRN-18 trains at ~3 images/s with PGD-10 on two cores: the quick run swaps in LeNet-5 and fewer steps.
+    // PRN-18 trains at ~10 images/s with PGD-10 on two cores (docs/speed.md): the quick run swaps in LeNet-5 and fewer steps.
     // Five epochs on 5,000 images: no augmentation and a constant Adam step learn more in so few steps.
     spec.quick_preset = {{"--arch", "lenet5"},      {"--train-n", "5000"},       {"--epochs", "5"},
                          {"--batch-size", "64"},    {"--optimizer", "adam"},     {"--lr", "0.002"},

@@ -6,7 +6,7 @@ namespace cw::train {
 
 const std::vector<MethodFamily>& method_families() {
     static const std::vector<MethodFamily> families{baseline_family(), cfa_fairtat_family(), frl_wat_family(),
-                                                    longtail_bat_family()};
+                                                    longtail_bat_family(), dafa_trix_family(), faal_family()};
     return families;
 }
 

@@ -41,7 +41,7 @@ void Progress::update(int64_t batch, double loss, int64_t correct, int64_t size)
     std::snprintf(line, sizeof line, "epoch %lld/%lld  batch %lld/%lld  loss %.4f  acc %.2f%%  %.1f img/s  ETA %s",
                   static_cast<long long>(epoch_ + 1), static_cast<long long>(epochs_), static_cast<long long>(batch + 1),
                   static_cast<long long>(batches_), epoch_loss(), 100.0 * epoch_accuracy(),
-                  seen_ / std::max(1e-9, epoch_seconds()), util::format_duration(eta).c_str());
+                  seen_ / std::max(1e-9, epoch_seconds()), util::duration_clock(eta).c_str());
     os_ << line << std::endl;
 }
 

@@ -24,5 +24,4 @@ private:
     int64_t batches_at_run_start_ = -1;
 };
 
-
 }  // namespace cw::nn

@@ -116,7 +116,7 @@ namespace {
 std::string top3_cells(const std::vector<std::string>& classes, const std::vector<double>& cfp) {
     const std::vector<int> top = top_classes(cfp, 3);
     std::string s;
-    for (size_t t = 0; t < 3; ++t) s += t < top.size() ? " " + classes[top[t]] + " " + util::percent_or_dash(cfp[top[t]]) + "% |" : " – |";
+    for (size_t t = 0; t < 3; ++t) s += t < top.size() ? " " + classes[top[t]] + " " + util::percent(cfp[top[t]]) + "% |" : " – |";
     return s;
 }
 std::string agreement_line(const CfpAgreement& a) {
@@ -135,7 +135,7 @@ std::string cfp_markdown(const std::vector<ModelCfp>& models) {
         size_t attack = 0;
         for (size_t e = 0; e < m.evaluations.size(); ++e) {
             const bool is_attack = m.evaluations[e] != "clean";
-            s += "| " + m.evaluations[e] + " | " + util::percent_or_dash(m.accuracy[e]) + " |" + top3_cells(m.classes, m.cfp[e]) + " " +
+            s += "| " + m.evaluations[e] + " | " + util::percent(m.accuracy[e]) + " |" + top3_cells(m.classes, m.cfp[e]) + " " +
                  (is_attack ? rho_text(a.spearman[0][attack++]) : std::string("")) + " |\n";
         }
         s += "\n" + agreement_line(a);

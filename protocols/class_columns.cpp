@@ -35,11 +35,11 @@ std::string per_class_markdown(const std::vector<std::string>& classes, const st
     s += "\n" + rule + "\n";
     for (size_t k = 0; k < classes.size(); ++k) {
         s += "| " + classes[k] + " |";
-        for (const ClassColumn& c : columns) s += " " + util::percent_or_dash(c.per_class[k]) + " |";
+        for (const ClassColumn& c : columns) s += " " + util::percent(c.per_class[k]) + " |";
         s += "\n";
     }
     s += "| **average** |";
-    for (const ClassColumn& c : columns) s += " **" + util::percent_or_dash(c.overall) + "** |";
+    for (const ClassColumn& c : columns) s += " **" + util::percent(c.overall) + "** |";
     return s + "\n";
 }
 
@@ -71,12 +71,12 @@ std::string extremes_markdown(const std::vector<std::string>& classes, const std
             if (best < 0 || c.per_class[k] > c.per_class[best]) best = static_cast<int>(k);
         }
         if (worst < 0) {
-            s += "| " + c.label + " | " + util::percent_or_dash(c.overall) + " | – | – | – |\n";
+            s += "| " + c.label + " | " + util::percent(c.overall) + " | – | – | – |\n";
             continue;
         }
-        s += "| " + c.label + " | " + util::percent_or_dash(c.overall) + " | " + util::percent_or_dash(c.per_class[worst]) + " (" + classes[worst] +
-             ") | " + util::percent_or_dash(c.per_class[best]) + " (" + classes[best] + ") | " +
-             util::percent_or_dash(c.per_class[best] - c.per_class[worst]) + " |\n";
+        s += "| " + c.label + " | " + util::percent(c.overall) + " | " + util::percent(c.per_class[worst]) + " (" + classes[worst] +
+             ") | " + util::percent(c.per_class[best]) + " (" + classes[best] + ") | " +
+             util::percent(c.per_class[best] - c.per_class[worst]) + " |\n";
     }
     return s;
 }

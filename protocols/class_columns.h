@@ -24,5 +24,4 @@ std::string per_class_csv(const std::vector<std::string>& classes, const std::ve
 // One row per evaluation: average, worst class and best class (name and %), spread.
 std::string extremes_markdown(const std::vector<std::string>& classes, const std::vector<ClassColumn>& columns);
 
-
 }  // namespace cw::protocols

@@ -9,6 +9,7 @@
 #include "eval/agreement.h"
 #include "report/run_data.h"
 #include "report/table_values.h"
+#include "util/format.h"
 
 namespace cw::protocols {
 
@@ -165,10 +166,10 @@ nlohmann::json structure_json(const EvaluationStructure& s, const std::vector<st
 }
 void structure_markdown(std::ostringstream& md, const EvaluationStructure& s, const std::vector<std::string>& classes) {
     md << "Most-confused pairs, " << s.eval << " (rates: % of the first class's samples predicted as the second, and "
-       << "the other way; symmetric share of all confusion " << util::percent_or_dash(s.symmetric) << "%):\n\n"
+       << "the other way; symmetric share of all confusion " << util::percent(s.symmetric) << "%):\n\n"
        << "| pair | a → b (%) | b → a (%) | smaller / larger |\n|---|---|---|---|\n";
     for (const ConfusedPair& p : s.confused)
-        md << "| " << classes[p.a] << " ↔ " << classes[p.b] << " | " << util::percent_or_dash(p.rate_ab) << " | " << util::percent_or_dash(p.rate_ba) << " | "
+        md << "| " << classes[p.a] << " ↔ " << classes[p.b] << " | " << util::percent(p.rate_ab) << " | " << util::percent(p.rate_ba) << " | "
            << report::fixed_or_dash(std::min(p.rate_ab, p.rate_ba) / std::max(p.rate_ab, p.rate_ba), 2) << " |\n";
     md << "\nMost similar pairs by the cosine of mean logit vectors, " << s.eval << ":";
     for (const SimilarPair& p : s.similar) md << " " << classes[p.a] << "–" << classes[p.b] << " " << report::fixed_or_dash(p.cosine, 2) << ";";
@@ -205,7 +206,7 @@ std::string similarity_markdown(const std::string& arm, const SimilarityAnalysis
               "across superclasses |\n|---|---|---|---|---|---|\n";
         for (const EvaluationStructure* e : {&s.clean, &s.attacked})
             md << "| " << e->eval << " | " << e->superclass->errors << " | " << e->superclass->within << " | "
-               << util::percent_or_dash(e->superclass->share) << " | " << util::percent_or_dash(e->superclass->chance) << " | " << report::fixed_or_dash(e->cosine_within, 2)
+               << util::percent(e->superclass->share) << " | " << util::percent(e->superclass->chance) << " | " << report::fixed_or_dash(e->cosine_within, 2)
                << " / " << report::fixed_or_dash(e->cosine_across, 2) << " |\n";
         md << "\n";
     }

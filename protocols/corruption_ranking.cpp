@@ -11,6 +11,7 @@
 #include "protocols/class_columns.h"
 #include "report/run_data.h"
 #include "report/table_values.h"
+#include "util/format.h"
 
 namespace cw::protocols {
 
@@ -124,34 +125,34 @@ std::string corruption_ranking_markdown(const std::vector<std::string>& classes,
     for (size_t i = 0; i < arms.size(); ++i) {
         const ArmCorruptions& a = arms[i];
         const CorruptionRanking& r = ranks[i];
-        md << "## " << a.arm << "\n\nClean " << util::percent_or_dash(a.clean_accuracy) << "%, " << attack << " "
-           << util::percent_or_dash(a.attacked_accuracy) << "%; ρ(clean, " << attack << ") = " << report::fixed_or_dash(r.clean_rho_attack, 2)
+        md << "## " << a.arm << "\n\nClean " << util::percent(a.clean_accuracy) << "%, " << attack << " "
+           << util::percent(a.attacked_accuracy) << "%; ρ(clean, " << attack << ") = " << report::fixed_or_dash(r.clean_rho_attack, 2)
            << ". ρ = Spearman's rank correlation of the per-class accuracies.\n\n"
            << "| corruption | family | accuracy | worst class | ρ vs " << attack << " | ρ vs clean |\n"
            << "|---|---|---|---|---|---|\n";
         for (size_t j = 0; j < a.corruptions.size(); ++j) {
             const CorruptionColumn& c = a.corruptions[j];
             const int w = r.worst[j];
-            md << "| " << c.corruption << " | " << corruption_family(c.corruption) << " | " << util::percent_or_dash(c.accuracy)
-               << " | " << report::class_label(classes, w) << " " << (w >= 0 ? util::percent_or_dash(c.per_class[static_cast<size_t>(w)]) : "–")
+            md << "| " << c.corruption << " | " << corruption_family(c.corruption) << " | " << util::percent(c.accuracy)
+               << " | " << report::class_label(classes, w) << " " << (w >= 0 ? util::percent(c.per_class[static_cast<size_t>(w)]) : "–")
                << " | " << report::fixed_or_dash(r.rho_attack[j], 2) << " | " << report::fixed_or_dash(r.rho_clean[j], 2) << " |\n";
         }
         const int w = report::argmin_defined(r.average);
-        md << "| **average** | | " << util::percent_or_dash(r.average_accuracy) << " | " << report::class_label(classes, w) << " "
-           << (w >= 0 ? util::percent_or_dash(r.average[static_cast<size_t>(w)]) : "–") << " | " << report::fixed_or_dash(r.average_rho_attack, 2)
+        md << "| **average** | | " << util::percent(r.average_accuracy) << " | " << report::class_label(classes, w) << " "
+           << (w >= 0 ? util::percent(r.average[static_cast<size_t>(w)]) : "–") << " | " << report::fixed_or_dash(r.average_rho_attack, 2)
            << " | " << report::fixed_or_dash(r.average_rho_clean, 2) << " |\n\nMean of the per-corruption ρ vs " << attack << ": "
            << report::fixed_or_dash(r.mean_rho_attack, 2) << ".\n\n| family | mean accuracy |\n|---|---|\n";
         for (size_t f = 0; f < r.families.size(); ++f)
-            md << "| " << r.families[f] << " | " << util::percent_or_dash(r.family_accuracy[f]) << " |\n";
+            md << "| " << r.families[f] << " | " << util::percent(r.family_accuracy[f]) << " |\n";
         md << "\nPer class (corruptions pooled over their severities):\n\n| class | clean | " << attack << " |";
         for (const auto& c : a.corruptions) md << " " << c.corruption << " |";
         md << " average |\n|---|---|---|";
         for (size_t j = 0; j <= a.corruptions.size(); ++j) md << "---|";
         md << "\n";
         for (size_t k = 0; k < classes.size(); ++k) {
-            md << "| " << classes[k] << " | " << util::percent_or_dash(a.clean[k]) << " | " << util::percent_or_dash(a.attacked[k]) << " |";
-            for (const auto& c : a.corruptions) md << " " << util::percent_or_dash(c.per_class[k]) << " |";
-            md << " " << util::percent_or_dash(r.average[k]) << " |\n";
+            md << "| " << classes[k] << " | " << util::percent(a.clean[k]) << " | " << util::percent(a.attacked[k]) << " |";
+            for (const auto& c : a.corruptions) md << " " << util::percent(c.per_class[k]) << " |";
+            md << " " << util::percent(r.average[k]) << " |\n";
         }
         md << "\n";
     }
@@ -165,13 +166,13 @@ std::string corruption_ranking_markdown(const std::vector<std::string>& classes,
            << "clean) is given too: the corruption's own effect.\n\n"
            << "| corruption | family | " << natural << " | " << adversarial << " | Δ | " << natural << " drop | "
            << adversarial << " drop |\n|---|---|---|---|---|---|---|\n";
-        md << "| clean | | " << util::percent_or_dash(nat->clean_accuracy) << " | " << util::percent_or_dash(adv->clean_accuracy) << " | "
+        md << "| clean | | " << util::percent(nat->clean_accuracy) << " | " << util::percent(adv->clean_accuracy) << " | "
            << report::points_change(adv->clean_accuracy - nat->clean_accuracy) << " | | |\n";
         for (const CorruptionColumn& c : nat->corruptions)
             for (const CorruptionColumn& d : adv->corruptions)
                 if (c.corruption == d.corruption)
                     md << "| " << c.corruption << " | " << corruption_family(c.corruption) << " | "
-                       << util::percent_or_dash(c.accuracy) << " | " << util::percent_or_dash(d.accuracy) << " | "
+                       << util::percent(c.accuracy) << " | " << util::percent(d.accuracy) << " | "
                        << report::points_change(d.accuracy - c.accuracy) << " | "
                        << report::points_change(c.accuracy - nat->clean_accuracy) << " | "
                        << report::points_change(d.accuracy - adv->clean_accuracy) << " |\n";
@@ -180,8 +181,8 @@ std::string corruption_ranking_markdown(const std::vector<std::string>& classes,
         for (size_t f = 0; f < nr.families.size(); ++f)
             for (size_t g = 0; g < ar.families.size(); ++g)
                 if (nr.families[f] == ar.families[g])
-                    md << "| " << nr.families[f] << " | " << util::percent_or_dash(nr.family_accuracy[f]) << " | "
-                       << util::percent_or_dash(ar.family_accuracy[g]) << " | "
+                    md << "| " << nr.families[f] << " | " << util::percent(nr.family_accuracy[f]) << " | "
+                       << util::percent(ar.family_accuracy[g]) << " | "
                        << report::points_change(ar.family_accuracy[g] - nr.family_accuracy[f]) << " | "
                        << report::points_change(nr.family_accuracy[f] - nat->clean_accuracy) << " | "
                        << report::points_change(ar.family_accuracy[g] - adv->clean_accuracy) << " |\n";

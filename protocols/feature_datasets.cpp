@@ -257,7 +257,7 @@ FeatureSetSummary build_feature_dataset(nn::Classifier& model, const data::Datas
                 const double eta = secs / static_cast<double>(built) * static_cast<double>(N - hi);
                 *log << "feature set: batch " << k + 1 << "/" << num_batches << ", images " << hi << "/" << N
                      << ", feature loss " << num(mean_of(m.start_loss)) << " -> " << num(mean_of(m.final_loss)) << ", "
-                     << util::format_duration(secs) << " elapsed, ETA " << util::format_duration(eta) << "\n" << std::flush;
+                     << util::duration_clock(secs) << " elapsed, ETA " << util::duration_clock(eta) << "\n" << std::flush;
             }
         }
         if (static_cast<int64_t>(p.labels.size()) != hi - lo || static_cast<int64_t>(p.images.size()) != (hi - lo) * D)
@@ -296,7 +296,7 @@ FeatureSetSummary build_feature_dataset(nn::Classifier& model, const data::Datas
     s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (log) *log << "feature set " << path << ": " << N << " images, mean feature loss " << num(s.start_loss) << " -> "
                   << num(s.final_loss) << " (rounded to 8 bits: " << num(s.final_loss_u8) << "), "
-                  << util::format_duration(s.seconds) << "\n";
+                  << util::duration_clock(s.seconds) << "\n";
     return s;
 }
 

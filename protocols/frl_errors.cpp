@@ -46,13 +46,13 @@ ErrorRow error_row(const std::string& label, const nlohmann::json& results, cons
 
 std::string error_table_markdown(const std::vector<ErrorRow>& rows, const std::vector<std::string>& classes) {
     auto worst = [&](double v, int k) {
-        return util::percent_or_dash(v) + (k >= 0 && k < static_cast<int>(classes.size()) ? " (" + classes[k] + ")" : "");
+        return util::percent(v) + (k >= 0 && k < static_cast<int>(classes.size()) ? " (" + classes[k] + ")" : "");
     };
     std::string s = "| model | avg std | worst std | avg bdy | worst bdy | avg rob | worst rob |\n"
                     "|---|---|---|---|---|---|---|\n";
     for (const ErrorRow& r : rows)
-        s += "| " + r.label + " | " + util::percent_or_dash(r.avg_std) + " | " + worst(r.worst_std, r.worst_std_class) + " | " +
-             util::percent_or_dash(r.avg_bdy) + " | " + worst(r.worst_bdy, r.worst_bdy_class) + " | " + util::percent_or_dash(r.avg_rob) + " | " +
+        s += "| " + r.label + " | " + util::percent(r.avg_std) + " | " + worst(r.worst_std, r.worst_std_class) + " | " +
+             util::percent(r.avg_bdy) + " | " + worst(r.worst_bdy, r.worst_bdy_class) + " | " + util::percent(r.avg_rob) + " | " +
              worst(r.worst_rob, r.worst_rob_class) + " |\n";
     return s;
 }

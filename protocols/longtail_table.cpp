@@ -9,6 +9,7 @@
 #include "protocols/class_columns.h"
 #include "report/html.h"
 #include "report/table_values.h"
+#include "util/format.h"
 
 namespace cw::protocols {
 
@@ -72,9 +73,9 @@ std::string critical_markdown(const CriticalTable& t, const std::vector<std::str
     for (size_t i = 0; i < t.rows.size(); ++i) {
         const CriticalRow& r = t.rows[i];
         const std::string worst = report::class_label(classes, r.worst);
-        md << "| " << r.arm << " | **" << util::percent_or_dash(r.critical) << "** | **" << change_cell(t, i, r.critical_delta)
-           << "** | " << util::percent_or_dash(r.average) << " | " << change_cell(t, i, r.average_delta) << " | "
-           << (r.worst == t.critical ? "**" + worst + "**" : worst) << " " << util::percent_or_dash(r.worst_value) << " | "
+        md << "| " << r.arm << " | **" << util::percent(r.critical) << "** | **" << change_cell(t, i, r.critical_delta)
+           << "** | " << util::percent(r.average) << " | " << change_cell(t, i, r.average_delta) << " | "
+           << (r.worst == t.critical ? "**" + worst + "**" : worst) << " " << util::percent(r.worst_value) << " | "
            << change_cell(t, i, r.worst_delta) << " | " << change_cell(t, i, r.others_delta) << " |\n";
     }
     return md.str();
@@ -93,7 +94,7 @@ std::string critical_per_class_markdown(const std::vector<std::string>& classes,
         const bool crit = static_cast<int>(k) == critical;
         md << "| " << (crit ? "**" + classes[k] + "** (critical)" : classes[k]) << " |";
         for (const auto& col : columns) {
-            const std::string v = k < col.size() ? util::percent_or_dash(col[k]) : "–";
+            const std::string v = k < col.size() ? util::percent(col[k]) : "–";
             md << " " << (crit ? "**" + v + "**" : v) << " |";
         }
         md << "\n";
@@ -108,10 +109,10 @@ std::string critical_html(const CriticalTable& t, const std::vector<std::string>
                 "others' mean Δ"};
     for (size_t i = 0; i < t.rows.size(); ++i) {
         const CriticalRow& r = t.rows[i];
-        h.rows.push_back({report::html_escape(r.arm), util::percent_or_dash(r.critical),
-                          report::html_escape(change_cell(t, i, r.critical_delta)), util::percent_or_dash(r.average),
+        h.rows.push_back({report::html_escape(r.arm), util::percent(r.critical),
+                          report::html_escape(change_cell(t, i, r.critical_delta)), util::percent(r.average),
                           report::html_escape(change_cell(t, i, r.average_delta)),
-                          report::html_escape(report::class_label(classes, r.worst)) + " " + util::percent_or_dash(r.worst_value),
+                          report::html_escape(report::class_label(classes, r.worst)) + " " + util::percent(r.worst_value),
                           report::html_escape(change_cell(t, i, r.worst_delta)),
                           report::html_escape(change_cell(t, i, r.others_delta))});
         h.classes.push_back({"", "num critical", "num critical", "num", "num", r.worst == t.critical ? "critical" : "",
@@ -131,7 +132,7 @@ std::string critical_per_class_html(const std::vector<std::string>& classes, int
         std::vector<std::string> row{report::html_escape(classes[k]) + (crit ? " (critical)" : "")};
         std::vector<std::string> css{crit ? "critical" : ""};
         for (const auto& col : columns) {
-            row.push_back(util::percent_or_dash(k < col.size() ? col[k] : kNaN));
+            row.push_back(util::percent(k < col.size() ? col[k] : kNaN));
             css.push_back(crit ? "num critical" : "num");
         }
         h.rows.push_back(row);

@@ -58,7 +58,7 @@ std::string write_compare_page(const std::vector<RunData>& runs, const std::stri
     };
     auto worst_cell = [&](const fairness::ClassMetrics& m) {
         return m.worst_class < 0 ? std::string("–")
-                                 : util::percent_or_dash(m.per_class_accuracy[m.worst_class]) + " (" +
+                                 : util::percent(m.per_class_accuracy[m.worst_class]) + " (" +
                                        html_escape(classes[m.worst_class]) + ")";
     };
     row("method", [&](const RunColumn& c) { return field(c.evaluation->results, "method"); });
@@ -66,15 +66,15 @@ std::string write_compare_page(const std::vector<RunData>& runs, const std::stri
     row("checkpoint", [&](const RunColumn& c) {
         return html_escape(c.evaluation->checkpoint.empty() ? "(the folder's)" : c.evaluation->checkpoint);
     });
-    row("clean: average", [](const RunColumn& c) { return util::percent_or_dash(c.clean.accuracy); });
+    row("clean: average", [](const RunColumn& c) { return util::percent(c.clean.accuracy); });
     row("clean: worst class", [&](const RunColumn& c) { return worst_cell(c.clean); });
-    row("clean: spread", [](const RunColumn& c) { return util::percent_or_dash(c.clean.spread); });
+    row("clean: spread", [](const RunColumn& c) { return util::percent(c.clean.spread); });
     if (!attack.empty()) {
-        row(attack + ": average", [](const RunColumn& c) { return util::percent_or_dash(c.robust.accuracy); });
+        row(attack + ": average", [](const RunColumn& c) { return util::percent(c.robust.accuracy); });
         row(attack + ": worst class", [&](const RunColumn& c) { return worst_cell(c.robust); });
-        row(attack + ": spread", [](const RunColumn& c) { return util::percent_or_dash(c.robust.spread); });
-        row(attack + ": SD", [](const RunColumn& c) { return util::percent_or_dash(c.robust.sd); });
-        row(attack + ": mean of worst 10%", [](const RunColumn& c) { return util::percent_or_dash(c.robust.worst10_accuracy); });
+        row(attack + ": spread", [](const RunColumn& c) { return util::percent(c.robust.spread); });
+        row(attack + ": SD", [](const RunColumn& c) { return util::percent(c.robust.sd); });
+        row(attack + ": mean of worst 10%", [](const RunColumn& c) { return util::percent(c.robust.worst10_accuracy); });
     }
 
     // Spearman between every two runs, on the robust per-class accuracies (clean when there is no attack).
@@ -112,8 +112,8 @@ std::string write_compare_page(const std::vector<RunData>& runs, const std::stri
     for (size_t k = 0; k < classes.size(); ++k) {
         std::vector<std::string> r = {html_escape(classes[k])}, cls = {""};
         for (const RunColumn& c : cols) {
-            r.push_back(util::percent_or_dash(c.clean.per_class_accuracy[k]) +
-                        (attack.empty() ? "" : " / " + util::percent_or_dash(c.robust.per_class_accuracy[k])));
+            r.push_back(util::percent(c.clean.per_class_accuracy[k]) +
+                        (attack.empty() ? "" : " / " + util::percent(c.robust.per_class_accuracy[k])));
             cls.push_back(std::string("num") + (!attack.empty() && static_cast<int>(k) == c.robust.worst_class ? " worst" : ""));
         }
         pc.rows.push_back(r);

@@ -109,7 +109,7 @@ Comparison compare_runs(const std::vector<RunData>& runs, const std::vector<std:
 std::string markdown_table(const Comparison& c) {
     auto worst = [&](const fairness::ClassMetrics& m) {
         return m.worst_class < 0 ? std::string("–")
-                                 : util::percent_or_dash(m.per_class_accuracy[m.worst_class]) + " (" + c.classes[m.worst_class] + ")";
+                                 : util::percent(m.per_class_accuracy[m.worst_class]) + " (" + c.classes[m.worst_class] + ")";
     };
     const bool robust = !c.attack.empty();
     std::ostringstream os;
@@ -123,13 +123,13 @@ std::string markdown_table(const Comparison& c) {
     for (int i = 0; i < columns; ++i) os << "---|";
     os << "\n";
     for (const RunColumn& col : c.columns) {
-        os << "| " << col.label << " | " << util::percent_or_dash(col.clean.accuracy) << " | " << worst(col.clean) << " | "
-           << util::percent_or_dash(bottom3(col.clean.per_class_accuracy)) << " |"
-           << (worst10 ? " " + util::percent_or_dash(col.clean.worst10_accuracy) + " |" : "");
+        os << "| " << col.label << " | " << util::percent(col.clean.accuracy) << " | " << worst(col.clean) << " | "
+           << util::percent(bottom3(col.clean.per_class_accuracy)) << " |"
+           << (worst10 ? " " + util::percent(col.clean.worst10_accuracy) + " |" : "");
         if (robust)
-            os << " " << util::percent_or_dash(col.robust.accuracy) << " | " << worst(col.robust) << " | "
-               << util::percent_or_dash(bottom3(col.robust.per_class_accuracy)) << " | " << util::percent_or_dash(col.robust.spread) << " |"
-               << (worst10 ? " " + util::percent_or_dash(col.robust.worst10_accuracy) + " |" : "");
+            os << " " << util::percent(col.robust.accuracy) << " | " << worst(col.robust) << " | "
+               << util::percent(bottom3(col.robust.per_class_accuracy)) << " | " << util::percent(col.robust.spread) << " |"
+               << (worst10 ? " " + util::percent(col.robust.worst10_accuracy) + " |" : "");
         os << "\n";
     }
     return os.str();

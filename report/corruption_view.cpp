@@ -163,8 +163,8 @@ HtmlTable corruption_severity_table(const nlohmann::json& results) {
         for (size_t c = 0; c <= severities.size(); ++c) {
             const nlohmann::json* e = c < severities.size() ? (single[n].count(severities[c]) ? single[n][severities[c]] : nullptr)
                                                             : (pooled.count(n) ? pooled[n] : nullptr);
-            row.push_back(e ? util::percent_or_dash(metrics_of(*e).accuracy) : "–");
-            row.push_back(util::percent_or_dash(worst_by_column[c][r]));
+            row.push_back(e ? util::percent(metrics_of(*e).accuracy) : "–");
+            row.push_back(util::percent(worst_by_column[c][r]));
             cls.push_back("num");
             cls.push_back(std::string("num") + (argmin_defined(worst_by_column[c]) == static_cast<int>(r) ? " worst" : ""));
         }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "util/atomic_file.h"
+#include "util/format.h"
 
 namespace cw::report {
 
@@ -96,6 +97,5 @@ std::string html_page(const std::string& title, const std::string& body) {
            ".note{background:#fff6d6;padding:.5em .8em;border-left:4px solid #e0b000}\n"
            "</style>\n</head>\n<body>\n" + body + "</body>\n</html>\n";
 }
-
 
 }  // namespace cw::report

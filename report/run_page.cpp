@@ -12,6 +12,7 @@
 #include "report/html.h"
 #include "report/run_figures.h"
 #include "report/summary.h"
+#include "util/format.h"
 
 namespace cw::report {
 
@@ -22,13 +23,6 @@ std::string text(const nlohmann::json& j, const std::string& key) {
     if (!j.is_object() || !j.contains(key)) return "";
     const auto& v = j.at(key);
     return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
-std::string seconds_text(double s) {
-    std::ostringstream os;
-    os << std::fixed << std::setprecision(s < 100 ? 1 : 0) << s << " s";
-    if (s >= 120) os << " (" << std::setprecision(1) << s / 60 << " min)";
-    return os.str();
 }
 
 // The run's identity and costs, from results.json, job.json and train_log.csv.
@@ -55,13 +49,13 @@ std::string run_header(const RunData& run) {
         double total = 0;
         if (c >= 0)
             for (const auto& r : run.train_log->rows) total += util::csv_number(r[c], "train_log.csv");
-        add("training time", seconds_text(total) + " over " + std::to_string(run.train_log->rows.size()) + " epochs");
+        add("training time", util::duration_seconds(total) + " over " + std::to_string(run.train_log->rows.size()) + " epochs");
     }
     for (const Evaluation& e : run.evaluations) {
         double total = 0;
         for (const auto& ev : e.results.at("evaluations"))
             if (!ev.contains("pooled_over")) total += ev.value("time_s", 0.0);   // a pooled entry repeats its parts' time
-        add("attack time" + (e.checkpoint.empty() ? "" : " (" + e.checkpoint + ")"), seconds_text(total));
+        add("attack time" + (e.checkpoint.empty() ? "" : " (" + e.checkpoint + ")"), util::duration_seconds(total));
     }
     std::string out = html_table(t);
     if (!command.empty()) out += "<p>Command line:</p>\n<pre>" + html_escape(command) + "</pre>\n";

@@ -18,12 +18,6 @@ namespace {
 std::string class_name(const std::vector<std::string>& classes, int k) {
     return k >= 0 && k < static_cast<int>(classes.size()) ? classes[k] : "–";
 }
-std::string points(double fraction) {   // a difference of accuracies, in percentage points
-    if (std::isnan(fraction)) return "–";
-    std::ostringstream os;
-    os << std::fixed << std::setprecision(1) << 100.0 * fraction;
-    return os.str();
-}
 // Every evaluation; for a corruption evaluation only clean and the pooled entries (the severities have their own
 // table, report/corruption_view.h).
 std::vector<const nlohmann::json*> table_entries(const nlohmann::json& results) {
@@ -43,12 +37,12 @@ HtmlTable summary_table(const nlohmann::json& results) {
     for (const nlohmann::json* entry : table_entries(results)) {
         const nlohmann::json& e = *entry;
         const fairness::ClassMetrics m = metrics_of(e);
-        t.rows.push_back({html_escape(e.at("name").get<std::string>()), util::percent_or_dash(m.accuracy),
+        t.rows.push_back({html_escape(e.at("name").get<std::string>()), util::percent(m.accuracy),
                           html_escape(class_name(classes, m.worst_class)),
-                          util::percent_or_dash(m.worst_class >= 0 ? m.per_class_accuracy[m.worst_class] : NAN),
+                          util::percent(m.worst_class >= 0 ? m.per_class_accuracy[m.worst_class] : NAN),
                           html_escape(class_name(classes, m.best_class)),
-                          util::percent_or_dash(m.best_class >= 0 ? m.per_class_accuracy[m.best_class] : NAN),
-                          points(m.spread), points(m.sd), util::percent_or_dash(m.worst10_accuracy)});
+                          util::percent(m.best_class >= 0 ? m.per_class_accuracy[m.best_class] : NAN),
+                          util::percent(m.spread), util::percent(m.sd), util::percent(m.worst10_accuracy)});
         t.classes.push_back({"", "num", "worst", "num worst", "best", "num best", "num", "num", "num"});
     }
     return t;
@@ -80,16 +74,16 @@ HtmlTable class_table(const nlohmann::json& results) {
         std::vector<std::string> row = {html_escape(classes[k]), std::to_string(m[0].class_counts[k])};
         std::vector<std::string> cls = {"", "num"};
         for (const auto& x : m) {
-            row.push_back(util::percent_or_dash(x.per_class_accuracy[k]));
+            row.push_back(util::percent(x.per_class_accuracy[k]));
             cls.push_back(std::string("num") + (static_cast<int>(k) == x.worst_class ? " worst" : "") +
                           (static_cast<int>(k) == x.best_class ? " best" : ""));
         }
         for (size_t a = 1; !accuracy_only && a < m.size(); ++a) {
-            row.push_back(points(m[0].per_class_accuracy[k] - m[a].per_class_accuracy[k]));
+            row.push_back(util::percent(m[0].per_class_accuracy[k] - m[a].per_class_accuracy[k]));
             cls.push_back("num");
         }
         for (size_t a = 0; !accuracy_only && a < m.size(); ++a) {
-            row.push_back(util::percent_or_dash(m[a].cfp[k]));
+            row.push_back(util::percent(m[a].cfp[k]));
             cls.push_back("num");
         }
         t.rows.push_back(std::move(row));

@@ -27,6 +27,13 @@ std::string class_label(const std::vector<std::string>& classes, int k) {
     return k >= 0 && k < static_cast<int>(classes.size()) ? classes[static_cast<size_t>(k)] : "–";
 }
 
+std::string fixed_or_dash(double v, int digits) {
+    if (std::isnan(v)) return "–";
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(digits) << v;
+    return os.str();
+}
+
 nlohmann::json number_or_null(double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); }
 
 std::string points_change(double delta) {

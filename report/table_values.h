@@ -6,8 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "util/format.h"
-
 namespace cw::report {
 
 // Mean over the defined (non-NaN) values; NaN when there are none.
@@ -19,8 +17,8 @@ int argmin_defined(const std::vector<double>& values);
 // classes[k], or "–" for k outside the list (no worst class).
 std::string class_label(const std::vector<std::string>& classes, int k);
 
-// v with `digits` decimals, or "–" for NaN (util/format.h: eval/ prints with it too).
-using util::fixed_or_dash;
+// v with `digits` decimals, or "–" for NaN.
+std::string fixed_or_dash(double v, int digits);
 
 // A change of fractions in points, one decimal, signed: "+1.2", "−0.5" (a minus sign, not a hyphen), "0.0" below
 // 0.05 points either way; "–" for NaN.

@@ -1,6 +1,6 @@
 #!/bin/bash
-# The baseline table of the README: natural, PGD-AT, TRADES, FAT and MART, 3 seeds each, on Fashion-MNIST and
-# GTSRB-32 (FRL's 17 most frequent classes), small CNNs, CPU. Each run is one `build/tools/train` command (printed
+# The baseline runs of docs/baselines.md (written by scripts/baselines_report.sh; what they show:
+# docs/small_runs.md): natural, PGD-AT, TRADES, FAT and MART, 3 seeds each, on Fashion-MNIST and GTSRB-32 (FRL's 17 most frequent classes), small CNNs, CPU. Each run is one `build/tools/train` command (printed
 # before it runs); the per-dataset tables come from `build/tools/seeds` over the seeds' eval_*/results.json.
 #   scripts/baselines.sh [fashion-mnist|gtsrb32|both] [OUT=runs/baselines]
 #   RUNS="trades:1 mart:0" scripts/baselines.sh gtsrb32     # only these method:seed runs (a second worker)

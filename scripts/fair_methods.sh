@@ -1,6 +1,6 @@
 #!/bin/bash
-# The fair-methods table of the README: PGD-AT, TRADES, FRL (Reweight+Remargin, fine-tuned from the PGD-AT model
-# of the same seed), CFA (CCM + FAWA) and FAIR-TAT, 3 seeds each, on Fashion-MNIST (eps 0.1) and GTSRB-32 (FRL's
+# The fair-method runs of docs/fair_methods.md (written by scripts/fair_methods_report.sh): PGD-AT, TRADES, FRL
+# (Reweight+Remargin, fine-tuned from the PGD-AT model of the same seed), CFA (CCM + FAWA) and FAIR-TAT, 3 seeds each, on Fashion-MNIST (eps 0.1) and GTSRB-32 (FRL's
 # 17 most frequent classes, FRL's eps 12/255), small CNNs, CPU. Every run holds out the same validation split
 # (the first 2% of each class in dataset order), so all methods train on the same images and every best checkpoint
 # is chosen on validation, never on test images. Each run is one `build/tools/train` command, printed and kept

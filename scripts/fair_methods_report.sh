@@ -13,34 +13,12 @@ methods="pgd_at trades frl cfa fair_tat"
 declare -A ckpts=([pgd_at]="last best_robust" [trades]="last best_robust" [frl]="last best_robust"
                   [cfa]="last best_robust ema_last" [fair_tat]="last best_robust")
 
-# build/tools/seeds over the seeds that have this checkpoint's evaluation; prints the seeds folder or nothing.
-summarise() {
+# The seeds' evaluation folders of a checkpoint that exist, one per line.
+evals() {
     local dir=$1 ckpt=$2
-    local found=()
-    for s in 0 1 2; do [ -s "$dir/seed$s/eval_$ckpt/results.json" ] && found+=("$dir/seed$s/eval_$ckpt"); done
-    [ ${#found[@]} -gt 0 ] || return 0
-    build/tools/seeds "${found[@]}" --out "$dir/$ckpt" > /dev/null
-    echo "$dir/$ckpt"
+    for s in 0 1 2; do [ -s "$dir/seed$s/eval_$ckpt/results.json" ] && echo "$dir/seed$s/eval_$ckpt"; done
+    return 0
 }
-pm() { printf "%.1f ± %.1f" $(jq -r "$1 | \"\(.[0] * 100) \(.[1] * 100)\"" "$2"); }
-# Per seed, in %: the worst class's and the bottom three classes' mean PGD-20 accuracy, the worst class's clean
-# accuracy ("worst bottom3 clean_worst" lines).
-per_seed() {
-    for r in $(jq -r '.runs[]' "$1"); do
-        jq -r '[.evaluations[] | {(.name): (.per_class_accuracy | sort)}] | add
-               | "\(.pgd20[0] * 100) \((.pgd20[0] + .pgd20[1] + .pgd20[2]) / 3 * 100) \(.clean[0] * 100)"' "$r/results.json"
-    done
-}
-# mean ± std of column $2 of per_seed's lines
-col_pm() { awk -v c="$2" '{ x[NR] = $c; s += $c } END { m = s / NR; for (i = 1; i <= NR; i++) v += (x[i] - m) ^ 2;
-                                                    printf "%.1f ± %.1f", m, (NR > 1 ? sqrt(v / (NR - 1)) : 0) }' <<< "$1"; }
-# The lift of column $3 over the reference's, real only when every seed of the method beats every seed of the
-# reference (the seeds' ranges do not overlap).
-lift() { awk -v c="$3" 'FNR == 1 { f++ } f == 1 { m[++n] = $c } f == 2 { r[++k] = $c }
-        END { lo = 1e9; for (i = 1; i <= n; i++) { s += m[i]; if (m[i] < lo) lo = m[i] }
-              hi = -1e9; for (i = 1; i <= k; i++) { t += r[i]; if (r[i] > hi) hi = r[i] }
-              d = s / n - t / k
-              printf "%+.1f%s", d, (lo > hi ? " (real)" : d == 0 ? "" : " (within the seeds)") }' <(echo "$1") <(echo "$2"); }
 
 mkdir -p "$(dirname "$out")"
 {
@@ -64,15 +42,17 @@ mkdir -p "$(dirname "$out")"
         echo "|---|---|---|---|---|---|---|---|---|---|---|"
         for m in $methods; do
             for ckpt in ${ckpts[$m]}; do
-                sdir=$(summarise "$runs/$ds/$m" "$ckpt")
-                [ -n "$sdir" ] || continue
-                j="$sdir/seeds.json"
-                n=$(jq '.runs | length' "$j")
-                mine=$(per_seed "$j")
-                ref=$(per_seed "$runs/$ds/pgd_at/$([ "$ckpt" = ema_last ] && echo last || echo "$ckpt")/seeds.json")
-                if [ "$m" = pgd_at ]; then lw="—"; l3="—"; lc="—"
-                else lw=$(lift "$mine" "$ref" 1); l3=$(lift "$mine" "$ref" 2); lc=$(lift "$mine" "$ref" 3); fi
-                echo "| $m | $ckpt$([ "$n" -lt 3 ] && echo " ($n seeds)") | $(pm .clean.overall "$j") | $(pm .clean.worst_class "$j") | $(pm .pgd20.overall "$j") | $(pm .pgd20.worst_class "$j") | $(col_pm "$mine" 2) | $(pm .pgd20.spread "$j") | $lw | $l3 | $lc |"
+                mapfile -t mine < <(evals "$runs/$ds/$m" "$ckpt")
+                [ ${#mine[@]} -gt 0 ] || continue
+                # The per-class table of method_section, and the summary row (build/tools/seeds computes both).
+                build/tools/seeds "${mine[@]}" --out "$runs/$ds/$m/$ckpt" > /dev/null
+                if [ "$m" = pgd_at ]; then
+                    row=$(build/tools/seeds "${mine[@]}" --row)
+                else
+                    mapfile -t ref < <(evals "$runs/$ds/pgd_at" "$([ "$ckpt" = ema_last ] && echo last || echo "$ckpt")")
+                    row=$(build/tools/seeds "${mine[@]}" --row --reference "${ref[@]}")
+                fi
+                echo "| $m | $ckpt$([ ${#mine[@]} -lt 3 ] && echo " (${#mine[@]} seeds)") | $row |"
             done
         done
         for m in $methods; do

@@ -1,4 +1,4 @@
-# Sourced by the *_report.sh scripts: one method's section of a seeds report.
+# Sourced by the *_report.sh scripts: one method's section of a seeds report (build/tools/seeds reads the JSON).
 #   method_section HEADING RUN_DIR "CHECKPOINTS" : the command of seed 0, the method's description, the best_robust
 #   epochs of the seeds, and build/tools/seeds' per-class table of each checkpoint summarised under RUN_DIR/<ckpt>.
 method_section() {
@@ -8,9 +8,9 @@ method_section() {
     echo
     echo "    $(cat "$dir/seed0/command.txt")   # and --seed 1, --seed 2"
     echo
-    echo "Method: $(jq -r .method "$dir/seed0/job.json")"
+    echo "Method: $(build/tools/seeds --method-of "$dir/seed0")"
     echo
-    echo "best_robust epochs (seeds 0, 1, 2): $(for s in 0 1 2; do jq -r .best.robust.epoch "$dir/seed$s/selection.json" 2>/dev/null || echo "?"; done | paste -sd, -)"
+    echo "best_robust epochs (seeds 0, 1, 2): $(build/tools/seeds --best-epochs "$dir"/seed{0,1,2})"
     for ckpt in $ckpts; do
         [ -f "$dir/$ckpt/seeds.md" ] || continue
         echo

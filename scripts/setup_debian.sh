@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs everything classwise needs on a fresh Debian 12 machine. Run it as it is, not through sudo: as root it
 # installs directly (a fresh container or CI has no sudo); as a normal user it elevates itself with sudo.
-# The CUDA toolkit (with cuDNN and cuBLAS) is optional and comes from NVIDIA at /usr/local/cuda.
+# Every tool a documented command or script calls is here, or Debian-essential (coreutils, util-linux's flock, sed).
+# Optional, not installed: chromium and python3-pil (tools/screenshot_report.sh), python3 with PyTorch (the fixture
+# and PyTorch comparison scripts in tools/), and the CUDA toolkit (with cuDNN and cuBLAS) from NVIDIA at
+# /usr/local/cuda (docs/gpu.md).
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 as_root=()

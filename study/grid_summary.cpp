@@ -16,6 +16,7 @@
 #include "report/run_data.h"
 #include "report/table_values.h"
 #include "study/study.h"
+#include "util/format.h"
 #include "util/split_list.h"
 
 namespace cw::study {
@@ -239,11 +240,11 @@ int write_grid_summary(const Grid& grid, const train::JobConfig& defaults, const
         const auto mc = mean_over_runs(s.clean), mr = mean_over_runs(s.robust);
         const Discrepancy dc = discrepancy(mc), dr = discrepancy(mr);
         auto worst = [&](const Discrepancy& d) {
-            return d.worst_class < 0 ? std::string("–") : s.classes[d.worst_class] + " " + util::percent_or_dash(d.worst);
+            return d.worst_class < 0 ? std::string("–") : s.classes[d.worst_class] + " " + util::percent(d.worst);
         };
-        const std::vector<std::string> row = {s.name, s.group, s.method, std::to_string(s.seeds.size()), util::percent_or_dash(dc.mean),
-                                              worst(dc), util::percent_or_dash(dc.spread), util::percent_or_dash(dc.sd), util::percent_or_dash(dr.mean), worst(dr),
-                                              util::percent_or_dash(dr.spread), util::percent_or_dash(dr.sd)};
+        const std::vector<std::string> row = {s.name, s.group, s.method, std::to_string(s.seeds.size()), util::percent(dc.mean),
+                                              worst(dc), util::percent(dc.spread), util::percent(dc.sd), util::percent(dr.mean), worst(dr),
+                                              util::percent(dr.spread), util::percent(dr.sd)};
         md << "|";
         for (const std::string& c : row) md << " " << c << " |";
         md << "\n";
@@ -281,8 +282,8 @@ int write_grid_summary(const Grid& grid, const train::JobConfig& defaults, const
         const Discrepancy nc = discrepancy(mean_over_runs(twin->clean)), ac = discrepancy(mean_over_runs(at.clean)),
                           ar = discrepancy(mean_over_runs(at.robust));
         const bool wider_clean = ac.spread > nc.spread, wider_robust = ar.spread > nc.spread;
-        const std::vector<std::string> row = {at.name, twin->name, util::percent_or_dash(nc.spread), util::percent_or_dash(ac.spread), util::percent_or_dash(ar.spread),
-                                              util::percent_or_dash(nc.sd), util::percent_or_dash(ac.sd), util::percent_or_dash(ar.sd), wider_clean ? "yes" : "no",
+        const std::vector<std::string> row = {at.name, twin->name, util::percent(nc.spread), util::percent(ac.spread), util::percent(ar.spread),
+                                              util::percent(nc.sd), util::percent(ac.sd), util::percent(ar.sd), wider_clean ? "yes" : "no",
                                               wider_robust ? "yes" : "no"};
         pairs_md << "|";
         for (const std::string& c : row) pairs_md << " " << c << " |";

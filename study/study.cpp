@@ -17,6 +17,7 @@
 #include "report/gnuplot.h"
 #include "report/run_data.h"
 #include "jobs/registry.h"
+#include "util/format.h"
 #include "util/split_list.h"
 
 namespace cw::study {
@@ -66,18 +67,6 @@ bool arm_finished(const Arm& a, const std::string& arm_dir) {
     return true;
 }
 
-namespace {
-std::string duration_text(double s) {
-    std::ostringstream os;
-    os << std::fixed << std::setprecision(1);
-    if (s < 120) os << s << " s";
-    else if (s < 7200) os << s / 60 << " min";
-    else if (s < 3 * 86400) os << s / 3600 << " h";
-    else os << s / 86400 << " days";
-    return os.str();
-}
-}  // namespace
-
 double estimate_training_seconds(const Study& study, const cli::CommonFlags& common, std::ostream& out) {
     const auto probe_arm = std::find_if(study.arms.begin(), study.arms.end(),
                                         [](const Arm& a) { return a.job.method != "natural"; });
@@ -114,7 +103,7 @@ double estimate_training_seconds(const Study& study, const cli::CommonFlags& com
     }
     out << "estimate: one " << probe.job.method << " step takes " << std::fixed << std::setprecision(2) << per_step
         << " s here, so training the " << study.arms.size() << " runs (" << std::setprecision(0) << batches << " batches per epoch) takes about "
-        << duration_text(total) << " on this machine, evaluations on top. On a GPU it is far less; --quick runs the "
+        << util::duration_estimate(total) << " on this machine, evaluations on top. On a GPU it is far less; --quick runs the "
         << "same protocol on a small real subset in minutes.\n";
     return total;
 }

@@ -16,7 +16,9 @@ TEST_CASE("cifar10_fairtat: bad --arms are one line naming the flag", "[experime
     CHECK(o.text.find("cifar10_fairtat: --arms: no arm 'nope' (arms: natural, pgd_at,") != std::string::npos);
     o = run_experiment("cifar10_fairtat", "--arms frl --out /tmp/cw_never");
     CHECK(o.code == 1);
-    CHECK(o.text == "cifar10_fairtat: --arms: frl and frl_ema fine-tune the pgd_at arm's best checkpoint: list pgd_at too\n");
+    CHECK(o.text == "cifar10_fairtat: --arms: frl, frl_ema and faal_pgd fine-tune the pgd_at arm's best checkpoint: list pgd_at too\n");
+    o = run_experiment("cifar10_fairtat", "--arms pgd_at,faal --out /tmp/cw_never");
+    CHECK(o.text == "cifar10_fairtat: --arms: faal fine-tunes the trades arm's best checkpoint: list trades too\n");
 }
 
 TEST_CASE("cifar10_fairtat: CIFAR-100 without its files is one line saying where it looked", "[experiments]") {
@@ -53,6 +55,26 @@ TEST_CASE("cifar10_fairtat: Table 1's protocol on synthetic data", "[experiments
     const std::string page = cw::util::read_file_text((out / "compare.html").string());
     REQUIRE(page.find("pgd_at_ema/eval_ema_last/results.json") != std::string::npos);
     REQUIRE(o.text.find("note: pgd_at_ema has no averaged model") == std::string::npos);
+}
+
+TEST_CASE("cifar10_fairtat: --arms faal fine-tunes the trades arm for 2 epochs (beyond Table 1)", "[experiments]") {
+    cw_nn_test::ScratchDir dir;
+    const fs::path out = dir.path / "faal";
+    const Output o = run_experiment("cifar10_fairtat",
+                         "--quick --dataset synthetic --train-n 200 --eval-n 60 --epoch-eval-n 30 --epochs 1"
+                         " --batch-size 50 --attack-steps 2 --eval-steps 2 --device cpu --arms trades,faal --out " +
+                         out.string());
+    INFO(o.text);
+    REQUIRE(o.code == 0);
+    contract_results(out / "faal/eval_last/results.json");
+    const nlohmann::json job = nlohmann::json::parse(cw::util::read_file_text((out / "faal/job.json").string()));
+    REQUIRE(job.at("init") == (out / "trades/best_robust.safetensors").string());
+    REQUIRE(job.at("method").get<std::string>().rfind("faal: ", 0) == 0);
+    REQUIRE(job.at("recipe").get<std::string>().find("lr 0.01") != std::string::npos);
+    REQUIRE(job.at("epochs") == 2);
+    REQUIRE(cw::util::read_file_text((out / "summary.md").string()).find("| faal |") != std::string::npos);
+    // the FAAL run's history has its class weights
+    REQUIRE(cw::util::read_file_text((out / "faal/history.csv").string()).find("2,state_weight,") != std::string::npos);
 }
 
 TEST_CASE("cifar10_fairtat: the CIFAR-100 path on a fixture in the official binary layout", "[experiments]") {

@@ -15,7 +15,6 @@
 #include "report/html.h"
 #include "report/run_data.h"
 #include "test_nn_util.h"
-#include "util/format.h"
 
 using namespace cw;
 using namespace cw::report;
@@ -48,8 +47,6 @@ TEST_CASE("report escaping: HTML entities, gnuplot strings and labels, shell com
     REQUIRE(base64("foo") == "Zm9v");
     REQUIRE(base64("foobar") == "Zm9vYmFy");
     REQUIRE(base64(std::string("\xff\x00\x10", 3)) == "/wAQ");
-    REQUIRE(util::percent_or_dash(0.4871) == "48.7");
-    REQUIRE(util::percent_or_dash(std::nan("")) == "–");
 }
 
 TEST_CASE("class metrics at scale: worst-10% of 100 classes, CFP sums to 1, boundary error", "[report]") {

@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 run=${1:-tests/fixtures/report_run}
 out=${2:-build/screenshots}
 command -v chromium > /dev/null || { echo "screenshot_report.sh: chromium not found (apt-get install chromium)" >&2; exit 1; }
+/usr/bin/python3 -c "import PIL" 2> /dev/null || { echo "screenshot_report.sh: python3-pil not found (apt-get install python3-pil)" >&2; exit 1; }
 [ -x build/tools/report ] || make build/tools/report
 rm -rf "$out" && mkdir -p "$out"
 build/tools/report "$run" --out "$out"

@@ -3,65 +3,63 @@
 // results.json. Markdown on stdout (and <out>/seeds.md + seeds.json with --out).
 //
 //   build/tools/seeds runs/fmnist_pgd_s0/eval_last runs/fmnist_pgd_s1/eval_last runs/fmnist_pgd_s2/eval_last
+//
+// What the seed reports (scripts/*_report.sh) need besides, so that they need no JSON tool of their own:
+//   --row [--attack pgd20] [--reference REF...]   one summary row against a reference method's runs (the cells of
+//                                                 report::summary_row: clean, worst class, bottom 3, spread, lifts)
+//   --method-of RUN_DIR                           the method's description from the run's job.json
+//   --best-epochs RUN_DIR...                      the best_robust epoch of each run (selection.json), "?" if none
 #include <CLI/CLI.hpp>
-#include <cmath>
 #include <filesystem>
 #include <iostream>
-#include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "cli/common_flags.h"
 #include "util/atomic_file.h"
+#include "report/seed_table.h"
 
 namespace {
 
 using nlohmann::json;
 
-struct MeanStd {
-    double mean = 0, std = 0;
-};
-
-MeanStd mean_std(const std::vector<double>& v) {
-    MeanStd m;
-    if (v.empty()) return m;
-    for (double x : v) m.mean += x;
-    m.mean /= static_cast<double>(v.size());
-    if (v.size() > 1) {
-        double ss = 0;
-        for (double x : v) ss += (x - m.mean) * (x - m.mean);
-        m.std = std::sqrt(ss / static_cast<double>(v.size() - 1));
-    }
-    return m;
-}
-
-std::string pct(const MeanStd& m) {
-    std::ostringstream s;
-    s.setf(std::ios::fixed);
-    s.precision(1);
-    s << 100 * m.mean << " ± " << 100 * m.std;
-    return s.str();
-}
-
-json load(const std::string& where) {
-    std::filesystem::path p(where);
-    if (std::filesystem::is_directory(p)) p /= "results.json";
-    json j;
+json read_json(const std::filesystem::path& p) {
     try {
-        j = json::parse(cw::util::read_file_text(p.string()));
+        return json::parse(cw::util::read_file_text(p.string()));
     } catch (const json::exception& e) {
-        throw std::runtime_error(p.string() + ": not a results.json (" + e.what() + ")");
+        throw std::runtime_error(p.string() + ": not JSON (" + e.what() + ")");
     }
-    if (!j.contains("evaluations") || !j.contains("classes"))
-        throw std::runtime_error(p.string() + ": not a results.json (no evaluations / classes)");
-    return j;
+}
+
+std::string method_of(const std::string& run_dir) {
+    const json job = read_json(std::filesystem::path(run_dir) / "job.json");
+    if (!job.contains("method") || !job["method"].is_string())
+        throw std::runtime_error(run_dir + "/job.json: no method description");
+    return job["method"];
+}
+
+// "2,1,?": a run without selection.json (or without a best_robust entry) is "?".
+std::string best_epochs(const std::vector<std::string>& run_dirs) {
+    std::string out;
+    for (const auto& d : run_dirs) {
+        const auto p = std::filesystem::path(d) / "selection.json";
+        std::string e = "?";
+        if (std::filesystem::exists(p)) {
+            const json s = read_json(p);
+            if (s.contains("best") && s["best"].contains("robust") && s["best"]["robust"].contains("epoch"))
+                e = s["best"]["robust"]["epoch"].dump();
+        }
+        out += (out.empty() ? "" : ",") + e;
+    }
+    return out;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
     using namespace cw;
-    std::vector<std::string> runs;
+    std::vector<std::string> runs, reference, best_epoch_runs;
+    std::string attack = "pgd20", method_run;
+    bool row = false;
     cli::CommonFlags common;
     common.out = "";
     cli::CommonSpec spec;
@@ -71,59 +69,38 @@ int main(int argc, char** argv) {
     CLI::App app{"Mean ± std over runs (seeds) of per-class, overall, worst-class accuracy and spread", "seeds"};
     cli::add_common_flags(app, common, spec);
     app.add_option("runs", runs, "results.json files or the folders holding them (one per seed)");
+    app.add_flag("--row", row, "print one summary row instead of the table: clean, clean worst, the attack, its worst "
+                               "class, bottom 3 and spread, and the lifts over --reference");
+    app.add_option("--attack", attack, "the attack of --row (default pgd20)");
+    app.add_option("--reference", reference, "with --row: the reference method's runs (results.json or folders)");
+    app.add_option("--method-of", method_run, "print the method description of this run folder's job.json and exit");
+    app.add_option("--best-epochs", best_epoch_runs,
+                   "print the best_robust epochs of these run folders (selection.json), comma-separated, and exit");
     if (const int code = cli::parse(app, argc, argv, common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("seeds", [&] {
-        if (runs.empty()) throw std::invalid_argument("runs: give at least one results.json or folder");
-        std::vector<json> results;
-        for (const auto& r : runs) results.push_back(load(r));
-        const auto classes = results.front()["classes"].get<std::vector<std::string>>();
-        for (size_t i = 1; i < results.size(); ++i)
-            if (results[i]["classes"].get<std::vector<std::string>>() != classes)
-                throw std::runtime_error(runs[i] + ": its classes differ from " + runs[0] + "'s");
-        std::ostringstream md;
-        json summary = json::object();
-        md << "| evaluation | overall | worst class | spread |";
-        for (const auto& c : classes) md << " " << c << " |";
-        md << "\n|---|---|---|---|";
-        for (size_t k = 0; k < classes.size(); ++k) md << "---|";
-        md << "\n";
-        for (const auto& ev : results.front()["evaluations"]) {
-            const std::string name = ev["name"];
-            std::vector<double> overall, worst, spread;
-            std::vector<std::vector<double>> per_class(classes.size());
-            for (size_t r = 0; r < results.size(); ++r) {
-                const json* found = nullptr;
-                for (const auto& e : results[r]["evaluations"])
-                    if (e["name"] == name) found = &e;
-                if (!found) throw std::runtime_error(runs[r] + ": no evaluation '" + name + "'");
-                const auto acc = (*found)["per_class_accuracy"].get<std::vector<double>>();
-                overall.push_back((*found)["accuracy"].get<double>());
-                double lo = 1, hi = 0;
-                for (size_t k = 0; k < acc.size(); ++k) {
-                    per_class[k].push_back(acc[k]);
-                    lo = std::min(lo, acc[k]);
-                    hi = std::max(hi, acc[k]);
-                }
-                worst.push_back(lo);
-                spread.push_back(hi - lo);
-            }
-            md << "| " << name << " | " << pct(mean_std(overall)) << " | " << pct(mean_std(worst)) << " | "
-               << pct(mean_std(spread)) << " |";
-            json& s = summary[name];
-            s["overall"] = {mean_std(overall).mean, mean_std(overall).std};
-            s["worst_class"] = {mean_std(worst).mean, mean_std(worst).std};
-            s["spread"] = {mean_std(spread).mean, mean_std(spread).std};
-            for (size_t k = 0; k < classes.size(); ++k) {
-                md << " " << pct(mean_std(per_class[k])) << " |";
-                s["per_class"][classes[k]] = {mean_std(per_class[k]).mean, mean_std(per_class[k]).std};
-            }
-            md << "\n";
+        if (!method_run.empty()) {
+            std::cout << method_of(method_run) << "\n";
+            return 0;
         }
-        md << "\n" << results.size() << " runs; accuracies in %, mean ± sample std over the runs; worst class and "
-           << "spread (best − worst class) are taken per run, then averaged.\n";
-        std::cout << md.str();
+        if (!best_epoch_runs.empty()) {
+            std::cout << best_epochs(best_epoch_runs) << "\n";
+            return 0;
+        }
+        const report::SeedRuns seeds = report::load_seed_runs(runs);
+        if (row) {
+            if (reference.empty()) {
+                std::cout << report::summary_row(seeds, nullptr, attack) << "\n";
+            } else {
+                const report::SeedRuns ref = report::load_seed_runs(reference);
+                std::cout << report::summary_row(seeds, &ref, attack) << "\n";
+            }
+            return 0;
+        }
+        json summary;
+        const std::string md = report::seed_table(seeds, summary);
+        std::cout << md;
         if (!common.out.empty()) {
-            util::write_file_atomic((std::filesystem::path(common.out) / "seeds.md").string(), md.str());
+            util::write_file_atomic((std::filesystem::path(common.out) / "seeds.md").string(), md);
             summary["runs"] = runs;
             util::write_file_atomic((std::filesystem::path(common.out) / "seeds.json").string(), summary.dump(2) + "\n");
         }

@@ -1,31 +1,42 @@
 #include "util/format.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
-#include <cstdio>
-#include <iomanip>
-#include <sstream>
 
 namespace cw::util {
 
-std::string fixed_or_dash(double v, int digits) {
-    if (std::isnan(v)) return "–";
-    std::ostringstream os;
-    os << std::fixed << std::setprecision(digits) << v;
-    return os.str();
+std::string percent(double fraction, int digits) {
+    if (std::isnan(fraction)) return "–";
+    return fmt::format("{:.{}f}", 100.0 * fraction, digits);
 }
 
-std::string percent_or_dash(double fraction, int digits) { return fixed_or_dash(100.0 * fraction, digits); }
-
-std::string percent_text(double fraction) {
-    return std::isnan(fraction) ? "–" : percent_or_dash(fraction, 2) + "%";
+std::string percent_of(int64_t count, int64_t total, int digits) {
+    if (total == 0) return "–";
+    // 100·count/total in this order: the digits of the tables printed before this function existed.
+    return fmt::format("{:.{}f}", 100.0 * static_cast<double>(count) / static_cast<double>(total), digits);
 }
 
-std::string format_duration(double s) {
-    char buf[32];
-    if (s < 60) std::snprintf(buf, sizeof buf, "%.1f s", s);
-    else if (s < 3600) std::snprintf(buf, sizeof buf, "%dm %02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
-    else std::snprintf(buf, sizeof buf, "%dh %02dm", static_cast<int>(s) / 3600, (static_cast<int>(s) % 3600) / 60);
-    return buf;
+std::string percent_pm(double mean, double std) { return percent(mean) + " ± " + percent(std); }
+
+std::string duration_clock(double s) {
+    if (s < 60) return fmt::format("{:.1f} s", s);
+    const int whole = static_cast<int>(s);
+    if (s < 3600) return fmt::format("{}m {:02}s", whole / 60, whole % 60);
+    return fmt::format("{}h {:02}m", whole / 3600, (whole % 3600) / 60);
+}
+
+std::string duration_estimate(double s) {
+    if (s < 120) return fmt::format("{:.1f} s", s);
+    if (s < 7200) return fmt::format("{:.1f} min", s / 60);
+    if (s < 3 * 86400) return fmt::format("{:.1f} h", s / 3600);
+    return fmt::format("{:.1f} days", s / 86400);
+}
+
+std::string duration_seconds(double s) {
+    std::string out = fmt::format("{:.{}f} s", s, s < 100 ? 1 : 0);
+    if (s >= 120) out += fmt::format(" ({:.1f} min)", s / 60);
+    return out;
 }
 
 }  // namespace cw::util

@@ -1,20 +1,24 @@
 #pragma once
-// Numbers as the project prints them, in one place: table cells (a NaN is a class without samples, printed "–"),
-// percentages in log lines, and durations in progress lines.
+// How every output of the project writes a percentage and a duration: one home for each, the digits by fmt.
+#include <cstdint>
 #include <string>
 
 namespace cw::util {
 
-// v with `digits` decimals, or "–" for NaN.
-std::string fixed_or_dash(double v, int digits);
+// 100·fraction with `digits` decimals ("48.7"); "–" for NaN, an accuracy over no samples. Also a difference of two
+// accuracies in percentage points.
+std::string percent(double fraction, int digits = 1);
+// count out of total in % (100·count/total: "12.5"); "–" when total is 0.
+std::string percent_of(int64_t count, int64_t total, int digits = 1);
+// A mean and standard deviation of fractions, in %: "51.6 ± 1.5".
+std::string percent_pm(double mean, double std);
 
-// A fraction as a percentage without the sign, for table cells: 0.4871 → "48.7" (digits 1); "–" for NaN.
-std::string percent_or_dash(double fraction, int digits = 1);
-
-// A fraction as a percentage with the sign, for log lines: 0.4871 → "48.71%"; "–" for NaN.
-std::string percent_text(double fraction);
-
-// "12.4 s" below a minute, "3m 07s" below an hour, "1h 02m" above.
-std::string format_duration(double seconds);
+// A progress line's time: "12.4 s", "3m 07s", "1h 02m".
+std::string duration_clock(double seconds);
+// An estimate of long work: "95.0 s", "6.6 min", "10.0 h", "5.5 days" (minutes from 2 min, hours from 2 h, days
+// from 3 days).
+std::string duration_estimate(double seconds);
+// A measured cost in a report: "12.3 s", "512 s (8.5 min)" (minutes from 2 min on).
+std::string duration_seconds(double seconds);
 
 }  // namespace cw::util

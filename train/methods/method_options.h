@@ -8,6 +8,8 @@
 // The fair methods' settings are plain data kept here, beside the one struct the command line fills, so that the
 // baselines and fairness/methods/ (one layer up) both see it; the methods themselves stay in fairness/methods/.
 #include "train/methods/cfa_options.h"
+#include "train/methods/dafa_options.h"
+#include "train/methods/faal_options.h"
 #include "train/methods/frl_options.h"
 #include "train/methods/longtail_options.h"
 #include "train/method.h"
@@ -45,6 +47,8 @@ struct MethodOptions {
     CfaOptions cfa;                    // CFA, FAIR-TAT (fairness/methods/)
     FrlOptions frl;                    // FRL, WAT
     LongTailOptions longtail;          // long-tail remedies, BAT
+    DafaOptions dafa;                  // DAFA, TRIX
+    FaalOptions faal;                  // FAAL
 
     float resolved_alpha() const { return alpha >= 0 ? alpha : 2.5f * eps / static_cast<float>(steps > 0 ? steps : 1); }
 };

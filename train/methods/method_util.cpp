@@ -16,10 +16,15 @@ Tensor per_sample_mean_ce(const Tensor& logits, const Tensor& labels) {
 
 Tensor sign_ascent(const Tensor& x_nat, const Tensor& start, const std::vector<float>& eps, float alpha, int steps,
                    const InputGradient& grad) {
+    return sign_ascent(x_nat, start, eps, std::vector<float>(static_cast<size_t>(x_nat.size(0)), alpha), steps, grad);
+}
+
+Tensor sign_ascent(const Tensor& x_nat, const Tensor& start, const std::vector<float>& eps,
+                   const std::vector<float>& alpha, int steps, const InputGradient& grad) {
     const int64_t n = x_nat.size(0);
     const Tensor nat = x_nat.detach();
     const Tensor eps_t = Tensor::from_vector(eps, {n}, nat.device());
-    const Tensor alpha_t = Tensor::full({n}, alpha, nat.device());
+    const Tensor alpha_t = Tensor::from_vector(alpha, {n}, nat.device());
     Tensor x = start.detach().clone();
     for (int k = 0; k < steps; ++k) {
         const Tensor g = grad(x);

@@ -21,6 +21,9 @@ using InputGradient = std::function<Tensor(const Tensor& x)>;
 // and MART do not clip their noisy start). eps: ε_i per sample. Returns the last iterate, without history.
 Tensor sign_ascent(const Tensor& x_nat, const Tensor& start, const std::vector<float>& eps, float alpha, int steps,
                    const InputGradient& grad);
+// The same with a step α_i per sample (DAFA and TRIX scale the step with the class weight, as the radius).
+Tensor sign_ascent(const Tensor& x_nat, const Tensor& start, const std::vector<float>& eps,
+                   const std::vector<float>& alpha, int steps, const InputGradient& grad);
 
 // x + σ·N(0, I), not clipped (TRADES / MART); drawn on the host in sample-major order (attacks/steps.h).
 Tensor noisy_start(const Tensor& x, float sigma, Rng& rng);

@@ -22,7 +22,8 @@ std::string Trades::describe() const {
        << over_255(alpha_) << ", start " << (random_start_ ? "x + 0.001*N(0,I)" : "x (no noise: x' stays at x)")
        << ", attack in " << attacks::mode_name(mode_) << " mode; loss "
        << (form_ == TradesForm::Original ? "original CE + beta*KL" : "CFA-normalised (1-b)*CE + b*KL, b = beta/(1+beta)")
-       << ", beta " << beta_ << (class_beta_.empty() ? "" : " (per class)") << (class_eps_.empty() ? "" : ", eps per class");
+       << ", beta " << beta_ << (class_beta_.empty() ? "" : " (per class)") << (class_eps_.empty() ? "" : ", eps per class")
+       << (class_alpha_.empty() ? "" : ", alpha per class");
     return os.str();
 }
 
@@ -41,7 +42,8 @@ Tensor Trades::adversarial(nn::Module& model, const Tensor& x, const Tensor& sta
         kl_div(clean, model(input), Reduction::Sum).backward();
         return input.grad().defined() ? input.grad() : Tensor::zeros(xa.shape(), DType::F32, xa.device());
     };
-    return sign_ascent(x, start, per_sample_values(eps_, class_eps_, host_labels), alpha_, steps_, kl_gradient);
+    return sign_ascent(x, start, per_sample_values(eps_, class_eps_, host_labels),
+                       per_sample_values(alpha_, class_alpha_, host_labels), steps_, kl_gradient);
 }
 
 BatchLoss Trades::outer_loss(nn::Module& model, const Tensor& x, const Tensor& x_adv, const Tensor& labels,

@@ -1,0 +1,170 @@
+#include "report/seed_table.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <stdexcept>
+
+#include "util/atomic_file.h"
+#include "util/format.h"
+
+namespace cw::report {
+
+using nlohmann::json;
+
+MeanStd mean_std(const std::vector<double>& v) {
+    MeanStd m;
+    if (v.empty()) return m;
+    for (double x : v) m.mean += x;
+    m.mean /= static_cast<double>(v.size());
+    if (v.size() > 1) {
+        double ss = 0;
+        for (double x : v) ss += (x - m.mean) * (x - m.mean);
+        m.std = std::sqrt(ss / static_cast<double>(v.size() - 1));
+    }
+    return m;
+}
+
+namespace {
+
+json load(const std::string& where) {
+    std::filesystem::path p(where);
+    if (std::filesystem::is_directory(p)) p /= "results.json";
+    json j;
+    try {
+        j = json::parse(util::read_file_text(p.string()));
+    } catch (const json::exception& e) {
+        throw std::runtime_error(p.string() + ": not a results.json (" + e.what() + ")");
+    }
+    if (!j.contains("evaluations") || !j.contains("classes"))
+        throw std::runtime_error(p.string() + ": not a results.json (no evaluations / classes)");
+    return j;
+}
+
+// The per-class accuracies of evaluation `name` in run r.
+std::vector<double> per_class(const SeedRuns& runs, size_t r, const std::string& name) {
+    for (const auto& e : runs.results[r]["evaluations"])
+        if (e["name"] == name) return e["per_class_accuracy"].get<std::vector<double>>();
+    throw std::runtime_error(runs.names[r] + ": no evaluation '" + name + "'");
+}
+
+double overall(const SeedRuns& runs, size_t r, const std::string& name) {
+    for (const auto& e : runs.results[r]["evaluations"])
+        if (e["name"] == name) return e["accuracy"].get<double>();
+    throw std::runtime_error(runs.names[r] + ": no evaluation '" + name + "'");
+}
+
+// Per run, in %: the weakest class's accuracy, and the mean of the `k` weakest (sum of the k, / k, · 100).
+std::vector<double> worst_percent(const SeedRuns& runs, const std::string& name) {
+    std::vector<double> out;
+    for (size_t r = 0; r < runs.results.size(); ++r) {
+        const auto acc = per_class(runs, r, name);
+        out.push_back(*std::min_element(acc.begin(), acc.end()) * 100);
+    }
+    return out;
+}
+std::vector<double> bottom_percent(const SeedRuns& runs, const std::string& name, size_t k) {
+    std::vector<double> out;
+    for (size_t r = 0; r < runs.results.size(); ++r) {
+        auto acc = per_class(runs, r, name);
+        std::sort(acc.begin(), acc.end());
+        double sum = 0;
+        for (size_t i = 0; i < std::min(k, acc.size()); ++i) sum += acc[i];
+        out.push_back(sum / static_cast<double>(std::min(k, acc.size())) * 100);
+    }
+    return out;
+}
+
+struct Columns {
+    std::vector<double> overall, worst, spread;
+};
+Columns columns(const SeedRuns& runs, const std::string& name) {
+    Columns c;
+    for (size_t r = 0; r < runs.results.size(); ++r) {
+        const auto acc = per_class(runs, r, name);
+        const auto [lo, hi] = std::minmax_element(acc.begin(), acc.end());
+        c.overall.push_back(overall(runs, r, name));
+        c.worst.push_back(*lo);
+        c.spread.push_back(*hi - *lo);
+    }
+    return c;
+}
+
+std::string points_pm(const MeanStd& m) { return fmt::format("{:.1f} ± {:.1f}", m.mean, m.std); }
+
+}  // namespace
+
+SeedRuns load_seed_runs(const std::vector<std::string>& where) {
+    if (where.empty()) throw std::invalid_argument("runs: give at least one results.json or folder");
+    SeedRuns runs;
+    for (const auto& w : where) {
+        runs.names.push_back(w);
+        runs.results.push_back(load(w));
+    }
+    runs.classes = runs.results.front()["classes"].get<std::vector<std::string>>();
+    for (size_t i = 1; i < runs.results.size(); ++i)
+        if (runs.results[i]["classes"].get<std::vector<std::string>>() != runs.classes)
+            throw std::runtime_error(where[i] + ": its classes differ from " + where[0] + "'s");
+    return runs;
+}
+
+std::string seed_table(const SeedRuns& runs, json& summary) {
+    const auto& classes = runs.classes;
+    std::string md = "| evaluation | overall | worst class | spread |";
+    for (const auto& c : classes) md += " " + c + " |";
+    md += "\n|---|---|---|---|";
+    for (size_t k = 0; k < classes.size(); ++k) md += "---|";
+    md += "\n";
+    summary = json::object();
+    for (const auto& ev : runs.results.front()["evaluations"]) {
+        const std::string name = ev["name"];
+        const Columns c = columns(runs, name);
+        std::vector<std::vector<double>> by_class(classes.size());
+        for (size_t r = 0; r < runs.results.size(); ++r) {
+            const auto acc = per_class(runs, r, name);
+            for (size_t k = 0; k < acc.size() && k < classes.size(); ++k) by_class[k].push_back(acc[k]);
+        }
+        const MeanStd o = mean_std(c.overall), w = mean_std(c.worst), s = mean_std(c.spread);
+        md += "| " + name + " | " + util::percent_pm(o.mean, o.std) + " | " + util::percent_pm(w.mean, w.std) + " | " +
+              util::percent_pm(s.mean, s.std) + " |";
+        json& j = summary[name];
+        j["overall"] = {o.mean, o.std};
+        j["worst_class"] = {w.mean, w.std};
+        j["spread"] = {s.mean, s.std};
+        for (size_t k = 0; k < classes.size(); ++k) {
+            const MeanStd m = mean_std(by_class[k]);
+            md += " " + util::percent_pm(m.mean, m.std) + " |";
+            j["per_class"][classes[k]] = {m.mean, m.std};
+        }
+        md += "\n";
+    }
+    md += "\n" + std::to_string(runs.results.size()) +
+          " runs; accuracies in %, mean ± sample std over the runs; worst class and spread (best − worst class) are "
+          "taken per run, then averaged.\n";
+    return md;
+}
+
+std::string lift(const std::vector<double>& method, const std::vector<double>& reference) {
+    if (method.empty() || reference.empty()) throw std::invalid_argument("lift: no runs to compare");
+    const double d = mean_std(method).mean - mean_std(reference).mean;
+    const bool real = *std::min_element(method.begin(), method.end()) >
+                      *std::max_element(reference.begin(), reference.end());
+    return fmt::format("{:+.1f}", d) + (real ? " (real)" : d == 0 ? "" : " (within the seeds)");
+}
+
+std::string summary_row(const SeedRuns& runs, const SeedRuns* reference, const std::string& attack) {
+    const Columns clean = columns(runs, "clean"), adv = columns(runs, attack);
+    const MeanStd co = mean_std(clean.overall), cw = mean_std(clean.worst), ao = mean_std(adv.overall),
+                  aw = mean_std(adv.worst), as = mean_std(adv.spread);
+    std::string row = util::percent_pm(co.mean, co.std) + " | " + util::percent_pm(cw.mean, cw.std) + " | " +
+                      util::percent_pm(ao.mean, ao.std) + " | " + util::percent_pm(aw.mean, aw.std) + " | " +
+                      points_pm(mean_std(bottom_percent(runs, attack, 3))) + " | " +
+                      util::percent_pm(as.mean, as.std) + " | ";
+    if (!reference) return row + "— | — | —";
+    return row + lift(worst_percent(runs, attack), worst_percent(*reference, attack)) + " | " +
+           lift(bottom_percent(runs, attack, 3), bottom_percent(*reference, attack, 3)) + " | " +
+           lift(worst_percent(runs, "clean"), worst_percent(*reference, "clean"));
+}
+
+}  // namespace cw::report

@@ -1,0 +1,38 @@
+// util/format.h: the one home of the percentages and durations every output prints. The expected strings are
+// written by hand from the rules in the header (and are what the code they replaced printed).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "util/format.h"
+
+using namespace cw;
+
+TEST_CASE("percentages: one decimal by default, a dash for an accuracy over nothing", "[format]") {
+    CHECK(util::percent(0.4871) == "48.7");
+    CHECK(util::percent(0.4871, 2) == "48.71");
+    CHECK(util::percent(1.0) == "100.0");
+    CHECK(util::percent(0.0) == "0.0");
+    CHECK(util::percent(-0.0123) == "-1.2");           // a difference in points
+    CHECK(util::percent(std::nan("")) == "–");
+    CHECK(util::percent(0.0025) == "0.2");             // 0.25 exactly: ties go to even, as printf does
+    CHECK(util::percent_of(1, 8) == "12.5");
+    CHECK(util::percent_of(1, 3, 2) == "33.33");
+    CHECK(util::percent_of(0, 0) == "–");
+    CHECK(util::percent_pm(0.516, 0.015) == "51.6 ± 1.5");
+}
+
+TEST_CASE("durations: a progress line's clock, an estimate, a report's cost", "[format]") {
+    CHECK(util::duration_clock(12.44) == "12.4 s");
+    CHECK(util::duration_clock(187.9) == "3m 07s");
+    CHECK(util::duration_clock(3725) == "1h 02m");
+    CHECK(util::duration_clock(360000) == "100h 00m");
+    CHECK(util::duration_estimate(95) == "95.0 s");
+    CHECK(util::duration_estimate(396) == "6.6 min");
+    CHECK(util::duration_estimate(36000) == "10.0 h");
+    CHECK(util::duration_estimate(259199) == "72.0 h");   // hours up to 3 days
+    CHECK(util::duration_estimate(475200) == "5.5 days");
+    CHECK(util::duration_seconds(12.34) == "12.3 s");
+    CHECK(util::duration_seconds(119.4) == "119 s");
+    CHECK(util::duration_seconds(512) == "512 s (8.5 min)");
+}
