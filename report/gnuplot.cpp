@@ -75,10 +75,11 @@ RenderedFigure render(const Figure& figure, const std::string& dir) {
     fs::remove(out.svg_file);
     fs::remove(out.png_file);
     const ProcessResult r = run_program({gnuplot_program(), figure.name + ".gp"}, dir);
+    if (!r.started)
+        throw std::runtime_error(script_file + ": gnuplot could not be run: " + r.stderr_text +
+                                 " (install gnuplot-nox: scripts/setup_debian.sh, or set CLASSWISE_GNUPLOT)");
     if (r.exit_code != 0 || !fs::exists(out.svg_file) || fs::file_size(out.svg_file) == 0)
-        throw std::runtime_error(script_file + ": gnuplot " +
-                                 (r.exit_code == 127 ? "could not be run (install gnuplot-nox: scripts/setup_debian.sh)"
-                                                     : "failed: " + first_error_line(r.stderr_text)));
+        throw std::runtime_error(script_file + ": gnuplot failed: " + first_error_line(r.stderr_text));
     return out;
 }
 
