@@ -1,5 +1,5 @@
 #pragma once
-// APGD-CE / APGD-DLR (attacks.md §4.4): untargeted Auto-PGD with restarts on the samples that are still robust.
+// APGD-CE / APGD-DLR (docs/protocols/attacks.md §4.4): untargeted Auto-PGD with restarts on the samples that are still robust.
 //   adv = x; robust = [argmax f(x) = y]
 //   for each restart: run §4.3 (apgd_core.h) on the robust samples; the broken ones take the run's x_best_adv
 // Defaults = AutoAttack "standard": 100 iterations, 1 restart, ρ = 0.75.

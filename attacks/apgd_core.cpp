@@ -52,6 +52,11 @@ Tensor initial_point(const Tensor& x, const std::vector<float>& eps, Norm norm, 
 
 ApgdRunResult apgd_run(ModelOracle& model, const Tensor& x, const std::vector<float>& eps, const Objective& J,
                        const ApgdSettings& s, Rng& rng) {
+    return apgd_run_from(model, x, initial_point(x, eps, s.norm, rng), eps, J, s);
+}
+
+ApgdRunResult apgd_run_from(ModelOracle& model, const Tensor& x, const Tensor& x0, const std::vector<float>& eps,
+                            const Objective& J, const ApgdSettings& s, ApgdTrace* trace) {
     NoGradGuard bookkeeping;
     const int64_t n = x.size(0);
     const int N = s.n_iter;
@@ -61,7 +66,6 @@ ApgdRunResult apgd_run(ModelOracle& model, const Tensor& x, const std::vector<fl
     const Tensor eps_t = Tensor::from_vector(eps, {n}, device);
     const Tensor zero = Tensor::zeros({n}, DType::F32, device);
 
-    const Tensor x0 = initial_point(x, eps, s.norm, rng);
     Evaluation e = model.value_and_grad(x0, J);
 
     ApgdRunResult r{x0, rsub(1.f, e.obj.wrong)};
@@ -73,7 +77,7 @@ ApgdRunResult apgd_run(ModelOracle& model, const Tensor& x, const std::vector<fl
     Tensor L_max_at_last_check = L_max;
     Tensor reduced_at_last_check = Tensor::ones({n}, device);
     // loss_hist[i]: the objective after iteration i, zero until written. Row −1 wraps to the last row, as in the
-    // reference code (attacks.md §4.3 quirk): the first check compares iteration 0 against a still-zero row.
+    // reference code (docs/protocols/attacks.md §4.3 quirk): the first check compares iteration 0 against a still-zero row.
     std::vector<Tensor> loss_hist(static_cast<size_t>(N));
     auto hist = [&](int i) {
         const Tensor& h = loss_hist[static_cast<size_t>((i + N) % N)];
@@ -100,7 +104,11 @@ ApgdRunResult apgd_run(ModelOracle& model, const Tensor& x, const std::vector<fl
         x_max = where_rows(improved, x_cur, x_max);
         g_max = where_rows(improved, g, g_max);
 
-        if (++counter < k) continue;
+        if (trace) trace->objective.push_back(e.obj.value.to_vector());
+        if (++counter < k) {
+            if (trace) trace->eta.push_back(eta.to_vector());
+            continue;
+        }
         // cond1: too few increasing steps in the last k iterations; cond2: the step was not reduced at the last
         // check and the best objective has not improved since then.
         Tensor n_incr = zero;
@@ -115,6 +123,7 @@ ApgdRunResult apgd_run(ModelOracle& model, const Tensor& x, const std::vector<fl
         g = where_rows(reduce, g_max, g);
         k = std::max(k - schedule.shrink, schedule.min);
         counter = 0;
+        if (trace) trace->eta.push_back(eta.to_vector());
     }
     return r;
 }

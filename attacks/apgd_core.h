@@ -1,5 +1,5 @@
 #pragma once
-// One run of Auto-PGD (Croce & Hein 2020) on a batch, exactly as attacks.md §4.3: momentum steps with a
+// One run of Auto-PGD (Croce & Hein 2020) on a batch, exactly as docs/protocols/attacks.md §4.3: momentum steps with a
 // per-sample step size η (initially 2ε) that halves at checkpoints where the objective oscillates or stalls, with a
 // restart from the best point found. Shared by APGD-CE / APGD-DLR (apgd.h) and APGD-T (apgd_targeted.h).
 // Every per-sample decision (best points, step-size checks) is a 0/1 tensor on the model's device: an iteration
@@ -36,5 +36,15 @@ struct ApgdSchedule {
 // maximise (CE, DLR, targeted DLR) with those samples' labels and targets.
 ApgdRunResult apgd_run(ModelOracle& model, const Tensor& x, const std::vector<float>& eps, const Objective& J,
                        const ApgdSettings& s, Rng& rng);
+
+// Per iteration i, per sample: the objective at the new iterate, and the step size η after that iteration's
+// check. Copied to the host each iteration, so for tests only (the reference trajectory of
+// tools/make_apgd_reference.py).
+struct ApgdTrace {
+    std::vector<std::vector<float>> objective, eta;
+};
+// The same run from a given start x0 (apgd_run draws it: x + ε·t/||t||, box-clipped).
+ApgdRunResult apgd_run_from(ModelOracle& model, const Tensor& x, const Tensor& x0, const std::vector<float>& eps,
+                            const Objective& J, const ApgdSettings& s, ApgdTrace* trace = nullptr);
 
 }  // namespace cw::attacks

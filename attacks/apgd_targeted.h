@@ -1,5 +1,5 @@
 #pragma once
-// APGD-T (attacks.md §4.5): Auto-PGD on the targeted DLR loss, once per target class, on the samples still robust.
+// APGD-T (docs/protocols/attacks.md §4.5): Auto-PGD on the targeted DLR loss, once per target class, on the samples still robust.
 //   adv = x; robust = [argmax f(x) = y]
 //   for target_rank = 2 .. n_target_classes + 1:          (t = the target_rank-th largest CLEAN logit)
 //     for each restart: run §4.3 with DLR_T(·, y, t) on the robust samples; broken ones take x_best_adv

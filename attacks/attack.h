@@ -1,5 +1,5 @@
 #pragma once
-// The common attack interface (attacks.md §0).
+// The common attack interface (docs/protocols/attacks.md §0).
 //
 //   auto pgd = attacks::make_attack("pgd20", {.eps = 8.f / 255});
 //   AttackResult r = pgd->run(model, x, y, rng);            // x in [0,1] [N,C,H,W], y int32 [N]
@@ -21,7 +21,7 @@
 
 namespace cw::attacks {
 
-// BN/dropout mode while the attack crafts x_adv (attacks.md §0.1): evaluation attacks use Eval; some training
+// BN/dropout mode while the attack crafts x_adv (docs/protocols/attacks.md §0.1): evaluation attacks use Eval; some training
 // methods (PGD-AT, CFA, FAIR-TAT, CFA's FAT) craft in Train mode, which updates BN running statistics.
 enum class ModelMode { Eval, Train };
 enum class Norm { Linf, L2 };

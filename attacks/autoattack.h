@@ -1,5 +1,5 @@
 #pragma once
-// AutoAttack "standard" (Croce & Hein 2020; attacks.md §8), L∞: APGD-CE, APGD-T, FAB-T, Square-5000, each run only
+// AutoAttack "standard" (Croce & Hein 2020; docs/protocols/attacks.md §8), L∞: APGD-CE, APGD-T, FAB-T, Square-5000, each run only
 // on the points still robust after the previous ones (ensemble.h). Settings per attack:
 //   APGD-CE: 100 iterations, 1 restart, ρ = 0.75        APGD-T: 100 iterations, 1 restart, 9 target classes
 //   FAB-T:   100 iterations, 1 restart, 9 targets       Square: 5000 queries, p_init = 0.8, 1 restart

@@ -1,5 +1,5 @@
 #pragma once
-// AutoAttack's sanity checks on returned points (attacks.md §8): no NaNs, inside [0,1], inside the ε-ball
+// AutoAttack's sanity checks on returned points (docs/protocols/attacks.md §8): no NaNs, inside [0,1], inside the ε-ball
 // (+1e-6 slack for float rounding), and a deterministic model.
 #include <string>
 #include <vector>

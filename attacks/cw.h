@@ -1,5 +1,5 @@
 #pragma once
-// CW-style margin PGD, "CW∞" (attacks.md §3): PGD (pgd.h) maximising −max(m(z, y) + κ, 0) with
+// CW-style margin PGD, "CW∞" (docs/protocols/attacks.md §3): PGD (pgd.h) maximising −max(m(z, y) + κ, 0) with
 // m(z, y) = z_y − max_{j≠y} z_j; maximising drives the margin down to −κ.
 #include "attacks/pgd.h"
 

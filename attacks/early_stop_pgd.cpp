@@ -22,6 +22,14 @@ EarlyStopPgdConfig fat_original_config(int tau) {
     return c;
 }
 
+Tensor cfa_early_stop_check(Tensor& counter, const Tensor& wrong) {
+    // The CFA / FAIR-TAT code: `if wrong and control > 0: control -= 1; move` / `elif right and control > 0: move`.
+    const Tensor zero = Tensor::zeros({counter.size(0)}, DType::F32, counter.device());
+    Tensor moving = greater(counter, zero);
+    counter = maximum(sub(counter, wrong), zero);
+    return moving;
+}
+
 int fat_original_tau(int epoch) { return epoch <= 50 ? 0 : epoch <= 90 ? 1 : 2; }
 
 EarlyStopPgdConfig fat_cfa_config(float eps) {
@@ -121,14 +129,13 @@ Perturbation EarlyStopPgd::cfa(AttackContext& ctx, const Tensor& alpha) {
     const Objective J = c_.targeted ? Objective{AttackObjective::TargetCrossEntropy, ctx.labels,
                                                 target.all_on(ctx.model.num_classes(ctx.x), ctx.device()), 0.f}
                                     : Objective{AttackObjective::CrossEntropy, ctx.labels, {}, 0.f};
-    // counter_i starts at τ and drops (not below 0) at every check that finds the sample misclassified; the sample
-    // moves while its counter is > 0. All on the device; only the noise (ω > 0) needs the flags on the host.
+    // counter_i starts at τ; the sample moves at a check while its counter is > 0 there, and the counter drops
+    // after a check that finds it misclassified. All on the device; only the noise (ω > 0) needs the flags on the
+    // host.
     Tensor counter = Tensor::full({n}, static_cast<float>(c_.tau), ctx.device());
-    const Tensor zero = Tensor::zeros({n}, DType::F32, ctx.device());
     for (int k = 0; k < c_.steps; ++k) {
         const Evaluation e = ctx.model.value_and_grad(x_adv, J);
-        counter = maximum(sub(counter, e.obj.wrong), zero);
-        const Tensor moving = greater(counter, zero);
+        const Tensor moving = cfa_early_stop_check(counter, e.obj.wrong);
         std::vector<uint8_t> moving_host;
         if (c_.omega != 0.f)
             for (float m : moving.to_vector()) moving_host.push_back(m != 0.f);

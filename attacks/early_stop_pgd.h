@@ -1,5 +1,5 @@
 #pragma once
-// Early-stopped PGD-K-τ of Friendly Adversarial Training (FAT, Zhang et al. 2020; training.md §8), L∞, CE,
+// Early-stopped PGD-K-τ of Friendly Adversarial Training (FAT, Zhang et al. 2020; docs/protocols/training.md §8), L∞, CE,
 // uniform start U(−ε_i, ε_i). A sample stops being pushed once it has been misclassified more than τ times, so
 // training sees "friendly" adversarial examples just past the decision boundary. Two bookkeepings:
 //
@@ -7,11 +7,13 @@
 //   (output as is) if its budget is 0, else its budget drops by one and it stays active. The step is
 //   x ← x + α·sign(∇CE) + ω·N(0, I), projected to the ε-ball and the box. The forward pass covers the active
 //   samples only (as in the reference code; in eval mode this equals a full-batch pass per sample).
-// Cfa (CFA / FAIR-TAT's FAT baseline): per-sample counter starting at τ. At each of the K checks (full-batch
-//   forward) the counter drops by one if the sample is currently misclassified, then the sample is updated iff
-//   its counter is still > 0. Once 0 it never moves again, even if it becomes correct (τ = 0: random start only).
+// Cfa (CFA / FAIR-TAT's FAT baseline, as their code runs it): per-sample counter starting at τ. At each of the K
+//   checks (full-batch forward) a sample moves iff its counter is > 0 at the check, and then the counter drops by
+//   one if the sample is currently misclassified: a sample with counter 1 that is misclassified still moves once.
+//   So a sample moves after at most τ misclassified checks; once 0 it never moves again, even if it becomes
+//   correct (τ = 0: random start only).
 //
-// Targeted (Cfa bookkeeping only; FAIR-TAT + FAT, fairness.md D.4 item 4, our reconstruction): the step descends
+// Targeted (Cfa bookkeeping only; FAIR-TAT + FAT, docs/protocols/fair_tat.md §4 item 4, our reconstruction): the step descends
 // CE(f(x'), t_i) toward each sample's target (PerSample::targets, else uniform ≠ y), while "misclassified" keeps
 // meaning ŷ ≠ y — a sample stops once it has left its class τ times, whichever class it reached.
 #include <string>
@@ -41,6 +43,9 @@ EarlyStopPgdConfig fat_original_config(int tau);
 int fat_original_tau(int epoch_1based);
 // CFA / FAIR-TAT: τ = 3, ω = 0, ε = 8/255 (or ε_{y_i} through PerSample::eps), α = 2/255, K = 10, train mode.
 EarlyStopPgdConfig fat_cfa_config(float eps = 8.f / 255);
+// The Cfa bookkeeping of one check, on the device: which samples move at this check (counter > 0 before it),
+// then counter ← max(counter − wrong, 0). Shared with BAT's class-wise form (classwise_early_stop.h).
+Tensor cfa_early_stop_check(Tensor& counter, const Tensor& wrong);
 
 class EarlyStopPgd : public Attack {
 public:

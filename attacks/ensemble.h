@@ -1,5 +1,5 @@
 #pragma once
-// An AutoAttack-style ensemble (attacks.md §8): attacks run one after another, each only on the points that are
+// An AutoAttack-style ensemble (docs/protocols/attacks.md §8): attacks run one after another, each only on the points that are
 // still robust; a point is broken as soon as one attack breaks it (pointwise worst case), and robustness is
 // decided by re-running the model on the returned points:
 //

@@ -1,5 +1,5 @@
 #pragma once
-// FAB-T, targeted Fast Adaptive Boundary, L∞ (Croce & Hein 2020; attacks.md §5), AutoAttack standard settings.
+// FAB-T, targeted Fast Adaptive Boundary, L∞ (Croce & Hein 2020; docs/protocols/attacks.md §5), AutoAttack standard settings.
 // A minimum-norm attack: it walks towards the decision boundary between y and a target t by repeatedly
 // linearising h(v) = z_t(v) − z_y(v) and projecting onto the hyperplane h = 0 (linf_projection.h), biased
 // towards the clean point x; every misclassified iterate that is closer to x than the best so far is kept and

@@ -1,5 +1,5 @@
 #pragma once
-// FGSM (attacks.md §1): one signed-gradient step of size ε.
+// FGSM (docs/protocols/attacks.md §1): one signed-gradient step of size ε.
 //   untargeted: x' = clip_box(x + ε·sign(∇_x CE(f(x), y)))
 //   targeted:   x' = clip_box(x − ε·sign(∇_x CE(f(x), t)))   (t from PerSample::targets, else uniform ≠ y)
 #include "attacks/attack.h"

@@ -1,5 +1,5 @@
 #pragma once
-// FGSM with random start, "Fast is better than free" (attacks.md §1), the fast-AT training attack:
+// FGSM with random start, "Fast is better than free" (docs/protocols/attacks.md §1), the fast-AT training attack:
 //   δ ~ U(−ε, ε); box-clip; δ ← clip_{±ε}(δ + α·sign(∇_δ CE(f(x+δ), y))); box-clip.
 // Default α = 1.25·ε (Wong et al.: 10/255 at ε = 8/255); mode is Train by default since it is a training step.
 #include "attacks/attack.h"

@@ -1,5 +1,5 @@
 #pragma once
-// The geometric core of FAB (attacks.md §5): the smallest L∞ step from a point in the box onto a hyperplane,
+// The geometric core of FAB (docs/protocols/attacks.md §5): the smallest L∞ step from a point in the box onto a hyperplane,
 // staying in the box.
 //
 //   minimise ||d||_∞  subject to  ⟨w, p + d⟩ = b,  p + d ∈ [0,1]^n

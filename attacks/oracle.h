@@ -1,7 +1,7 @@
 #pragma once
 // The model as an attack sees it. The gradient attacks work on device tensors: logits, the per-sample objective
 // (one kernel, engine/attack_ops.h) and the input gradient of its sum stay on the model's device, so a step costs
-// no host copy (attacks.md §0: the loss is a sum of per-sample losses, so sample i's gradient depends on sample i
+// no host copy (docs/protocols/attacks.md §0: the loss is a sum of per-sample losses, so sample i's gradient depends on sample i
 // only — except through BatchNorm in train mode). Gradient passes run inside InputGradOnlyGuard: parameters never
 // receive gradients. The host-side attacks (Square, FAB) use the Images forms, which copy once per call.
 #include <cstdint>

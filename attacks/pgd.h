@@ -1,5 +1,5 @@
 #pragma once
-// PGD (Madry et al.; attacks.md §2, §3): K projected steepest-ascent steps from a random start, L∞ or L2,
+// PGD (Madry et al.; docs/protocols/attacks.md §2, §3): K projected steepest-ascent steps from a random start, L∞ or L2,
 // untargeted or targeted, CE or CW-margin objective, per-sample ε_i and α_i, restarts.
 //
 //   δ ← start;  repeat K: δ ← δ + α·sign(∇J) (L∞) or α·∇J/||∇J||₂ (L2);  project to the ε_i-ball, then the box

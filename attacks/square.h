@@ -1,5 +1,5 @@
 #pragma once
-// Square attack, L∞ (Andriushchenko et al. 2020), AutoAttack configuration (attacks.md §6): score-based random
+// Square attack, L∞ (Andriushchenko et al. 2020), AutoAttack configuration (docs/protocols/attacks.md §6): score-based random
 // search. Start from vertical stripes of ±ε, then repeatedly set a random s×s window (one colour sign per
 // channel) to x ± ε and keep it if the margin loss drops (or the point becomes misclassified). Gradient-free:
 // every model call runs under NoGradGuard.

@@ -1,5 +1,5 @@
 #pragma once
-// Random starts of the gradient attacks (attacks.md §2.1, §2.2). The noise is drawn on the host from the
+// Random starts of the gradient attacks (docs/protocols/attacks.md §2.1, §2.2). The noise is drawn on the host from the
 // attack's Rng, in a fixed order (sample-major, element by element), and copied to the device once: the same seed
 // gives the same start on every device. The step itself is one device kernel (engine/attack_ops.h).
 #include <vector>

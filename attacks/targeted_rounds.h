@@ -1,5 +1,5 @@
 #pragma once
-// AutoAttack's schedule for its targeted parts (APGD-T, FAB-T; attacks.md §5, §7): for the target ranks 2 .. n+1
+// AutoAttack's schedule for its targeted parts (APGD-T, FAB-T; docs/protocols/attacks.md §5, §7): for the target ranks 2 .. n+1
 // (the k-th largest clean logit of each sample) and each restart, attack only the samples still robust; a sample
 // broken in a round keeps that round's adversarial point and leaves the pool.
 #include <functional>

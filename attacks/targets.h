@@ -1,5 +1,5 @@
 #pragma once
-// Target classes of targeted attacks (attacks.md §7). A caller may fix them per sample (FAIR-TAT draws them from
+// Target classes of targeted attacks (docs/protocols/attacks.md §7). A caller may fix them per sample (FAIR-TAT draws them from
 // its CFP prior); otherwise the attack's rule picks them. The class count is only known once the model has
 // produced logits, so random targets are drawn lazily, all at once, at the first request.
 #include <cstdint>

@@ -88,6 +88,8 @@ namespace cw::cli {
 int run_guarded(const std::string& program, const std::function<int()>& work) {
     try {
         return work();
+    } catch (const ExitRequest& e) {
+        return e.code;
     } catch (const std::exception& e) {
         std::string what = e.what();
         std::replace(what.begin(), what.end(), '\n', ' ');

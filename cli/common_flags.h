@@ -57,6 +57,13 @@ std::string preset_text(const std::vector<std::pair<std::string, std::string>>& 
 
 #include <functional>
 namespace cw::cli {
-// Runs a binary's work: any exception becomes one line "<program>: <what>" on stderr and exit code 1.
+// Runs a binary's work: any exception becomes one line "<program>: <what>" on stderr and exit code 1; an
+// ExitRequest ends the work early with its code.
 int run_guarded(const std::string& program, const std::function<int()>& work);
+
+// Thrown by work that has done all the program has to do before the program's own code ends (a study's --job,
+// --list-jobs, --slurm: the experiment's analysis after the arms must not run then).
+struct ExitRequest {
+    int code = 0;
+};
 }  // namespace cw::cli

@@ -25,7 +25,7 @@ struct Augmentation {
     std::string describe() const;  // "crop(pad 4, reflect)+flip(0.5)" or "none"
 };
 
-// Per-dataset defaults (spec training.md §1.2): crop + flip for natural images (CIFAR-10/100, TinyImageNet);
+// Per-dataset defaults (docs/protocols/training.md §1.2): crop + flip for natural images (CIFAR-10/100, TinyImageNet);
 // crop only for SVHN (a mirrored digit is another digit); none for MNIST, Fashion-MNIST and GTSRB (signs are
 // not mirror-symmetric, and the reference recipes use none).
 Augmentation default_augmentation(const std::string& dataset);

@@ -1,7 +1,7 @@
 #pragma once
 // One configuration of FRL's Gaussian example with theory and trained models side by side: the optimal linear
 // classifiers' class-wise errors (Theorems 1 and 2) next to the exact class-wise errors of two trained linear
-// models (the spec's §2 formula on their own w and b), their weight ratios and Ω. The rows of
+// models (docs/protocols/gaussian_theory.md §2 on their own w and b), their weight ratios and Ω. The rows of
 // experiments/gaussian_theory's theory.csv and printed table.
 #include <string>
 #include <vector>

@@ -1,5 +1,5 @@
 #pragma once
-// The two-class Gaussian mixture of FRL §3 (spec gaussian_theory.md §1): y in {-1, +1} with probability 1/2 each,
+// The two-class Gaussian mixture of FRL §3 (docs/protocols/gaussian_theory.md §1): y in {-1, +1} with probability 1/2 each,
 // x | y ~ N(y·θ, σ_y² I) with θ = (γ·1_m, η·1_d), σ_{-1} = σ and σ_{+1} = K·σ (class +1 is the noisier one).
 // Class index 0 is y = -1 and class index 1 is y = +1.
 #include <cstdint>
@@ -24,7 +24,7 @@ struct GaussianMixtureParams {
     void check() const;  // throws DataError on m, d < 0, dim() == 0, σ <= 0 or K <= 0
 };
 
-// The spec's test configurations G1, G2, G3, with the attack radii they are evaluated at.
+// The test configurations G1, G2, G3 of docs/protocols/gaussian_theory.md §5, with the attack radii they are evaluated at.
 struct GaussianPreset {
     GaussianMixtureParams params;
     double eps_train = 0.5;

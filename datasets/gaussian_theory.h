@@ -1,7 +1,7 @@
 #pragma once
-// Closed forms of FRL §3's conceptual example (Xu et al.; spec gaussian_theory.md): a two-class Gaussian mixture
+// Closed forms of FRL §3's conceptual example (Xu et al.; docs/protocols/gaussian_theory.md): a two-class Gaussian mixture
 // whose class +1 has K times the standard deviation of class -1. Everything rests on one formula, the exact
-// class-wise error of a linear classifier f(x) = sign(wᵀx + b) (spec §2); Lemma 1/Theorem 1 (natural optimum) and
+// class-wise error of a linear classifier f(x) = sign(wᵀx + b) (§2 there); Lemma 1/Theorem 1 (natural optimum) and
 // Lemma 2/Theorem 2 (robust optimum at radius ε) are that formula at the minimising w and b, and the tests check
 // the two agree.
 //
@@ -56,7 +56,7 @@ double nonrobust_weight_ratio(const LinearClassifier& f, int m);
 // For a linear model the worst δ is -y·t·sign(w), so this is exact, not a bound. Throws on w = 0 or t < 0.
 ClassErrors classwise_errors(const data::GaussianMixtureParams& p, const LinearSummary& f, double t);
 
-// Constants of the theorems (spec §1).
+// Constants of the theorems (docs/protocols/gaussian_theory.md §1).
 struct GaussianConstants {
     double q = 0;   // 2 ln K / (K² - 1)
     double S = 0;   // mγ² + dη²

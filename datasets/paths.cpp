@@ -40,12 +40,13 @@ void PathSearch::fail_missing(const std::string& what) const {
 }
 
 std::string how_to_get(const std::string& dataset) {
-    const std::string shared = "../shared/data/unpack.sh <data-dir>";
-    if (dataset == "gtsrb32") return "Unpack it from the project's shared data with " + shared;
+    if (dataset == "gtsrb32")
+        return "gtsrb32 is a pre-resized GTSRB copy with no public download: put its train.bin and test.bin "
+               "(format in datasets/README.md) in <data-dir>/gtsrb32, or use --dataset gtsrb, the official images "
+               "resized on load (get them with: make data DATASET=gtsrb)";
     std::string make_name = dataset;
     if (dataset == "cifar100-coarse") make_name = "cifar100";
     std::string s = "Get it with: make data DATASET=" + make_name;
-    if (dataset == "mnist" || dataset == "cifar10") s += " (or, offline, " + shared + ")";
     if (dataset == "fashion-mnist") s += " (or apt-get install dataset-fashion-mnist)";
     return s;
 }

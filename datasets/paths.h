@@ -33,7 +33,8 @@ private:
     std::vector<std::string> tried_;
 };
 
-// The `make data` name for a dataset (gtsrb32 has none: it comes only from the project's shared data).
+// What a user can do to get a dataset: the `make data` command (gtsrb32 has none: it says where its files go and
+// that --dataset gtsrb is the downloadable equivalent).
 std::string how_to_get(const std::string& dataset);
 
 }  // namespace cw::data

@@ -1,7 +1,7 @@
 #pragma once
 // The arithmetic of one attack step, as plain functions compiled for both the host and the GPU, so the CPU
 // backend, the CUDA backend and the host-side attacks (Square, FAB) evaluate literally the same formulas
-// (attacks.md §0–§5). Nothing here allocates or touches memory other than through its arguments.
+// (docs/protocols/attacks.md §0–§5). Nothing here allocates or touches memory other than through its arguments.
 //
 // Objectives are per-sample functions of one row of logits z (C classes) that the attacks MAXIMISE; each returns
 // its value and, when dz is not null, writes dvalue/dz (C floats). Ties between logits go to the lower index.
@@ -67,7 +67,7 @@ CW_HD float cross_entropy(const float* z, int64_t C, int32_t y, float* dz) {
     return static_cast<float>(lse - z[y]);
 }
 
-// −max(z_y − max_{j≠y} z_j + κ, 0) (attacks.md §3); no gradient once the margin is below −κ.
+// −max(z_y − max_{j≠y} z_j + κ, 0) (docs/protocols/attacks.md §3); no gradient once the margin is below −κ.
 CW_HD float cw_objective(const float* z, int64_t C, int32_t y, float kappa, float* dz) {
     const int32_t o = best_other(z, C, y);
     const float m = z[y] - z[o];
@@ -80,7 +80,7 @@ CW_HD float cw_objective(const float* z, int64_t C, int32_t y, float kappa, floa
     return -(m + kappa);
 }
 
-// z_t − max_{j≠t} z_j (attacks.md §2.3).
+// z_t − max_{j≠t} z_j (docs/protocols/attacks.md §2.3).
 CW_HD float targeted_margin(const float* z, int64_t C, int32_t t, float* dz) {
     const int32_t o = best_other(z, C, t);
     zero_row(dz, C);
@@ -91,7 +91,7 @@ CW_HD float targeted_margin(const float* z, int64_t C, int32_t t, float* dz) {
     return z[t] - z[o];
 }
 
-// DLR (attacks.md §4.1): −(z_y − max_{j≠y} z_j) / (z_π1 − z_π3 + 1e-12); C ≥ 3.
+// DLR (docs/protocols/attacks.md §4.1): −(z_y − max_{j≠y} z_j) / (z_π1 − z_π3 + 1e-12); C ≥ 3.
 CW_HD float dlr(const float* z, int64_t C, int32_t y, float* dz) {
     int32_t top[kMaxTop];
     top_classes(z, C, 3, top);
@@ -127,7 +127,7 @@ CW_HD float dlr_targeted(const float* z, int64_t C, int32_t y, int32_t t, float*
     return static_cast<float>(-num / den);
 }
 
-// FAB's linearised function (attacks.md §5): h = z_t − z_y.
+// FAB's linearised function (docs/protocols/attacks.md §5): h = z_t − z_y.
 CW_HD float logit_difference(const float* z, int64_t C, int32_t y, int32_t t, float* dz) {
     zero_row(dz, C);
     if (dz) {
@@ -174,7 +174,7 @@ CW_HD int64_t objective_min_classes(AttackObjective kind) {
     return kind == AttackObjective::Dlr ? 3 : kind == AttackObjective::DlrTargeted ? 4 : 2;
 }
 
-// ---- the step: ascent, then the ε-ball of x_nat, then the box [0, 1] (attacks.md §0) ------------------------------
+// ---- the step: ascent, then the ε-ball of x_nat, then the box [0, 1] (docs/protocols/attacks.md §0) ------------------------------
 // L∞, element-wise: a = x + α·sign(g); x ← clip_box(x_nat + clip_{±ε}(a − x_nat)). With no gradient (projection
 // only) a = x.
 CW_HD float linf_step(float x, float g, float x_nat, float eps, float alpha, bool has_grad) {

@@ -24,7 +24,7 @@ enum class BinaryOp {
     Greater, GreaterEqual,  // 1 where a > b (a >= b), else 0 (also for NaN); no gradient
 };
 
-// Per-sample objectives the attacks maximise (formulas: engine/attack_math.h; attacks.md §1–§5).
+// Per-sample objectives the attacks maximise (formulas: engine/attack_math.h; docs/protocols/attacks.md §1–§5).
 enum class AttackObjective {
     CrossEntropy,        // CE(z, y)
     TargetCrossEntropy,  // −CE(z, t)

@@ -1,5 +1,5 @@
 #pragma once
-// How two class-wise views agree (fairness.md §A; Benz et al. §3.2): the Spearman rank correlation of two
+// How two class-wise views agree (docs/protocols/metrics.md; Benz et al. §3.2): the Spearman rank correlation of two
 // per-class accuracy vectors (is the most vulnerable class the same in two runs?), the cosine similarity of
 // classes' mean logit (or feature) vectors, and the confusion between superclasses (CIFAR-100's coarse labels).
 #include <cstdint>
@@ -23,7 +23,7 @@ double pearson(const std::vector<double>& a, const std::vector<double>& b);
 // S[k][j] = cos(v_k, v_j) for one vector per class (all of one length); NaN in a row/column whose vector is zero.
 std::vector<std::vector<double>> cosine_similarity(const std::vector<std::vector<double>>& class_vectors);
 
-// Benz et al.'s cross-class similarity (fairness.md §A): S = cosine_similarity(mean logit vectors), and per class c
+// Benz et al.'s cross-class similarity (docs/protocols/metrics.md): S = cosine_similarity(mean logit vectors), and per class c
 // the mean s_c = (1/(C−1)) Σ_{d≠c} S[c][d] and the max over d ≠ c. Undefined entries (a class without samples has a
 // NaN mean vector, a zero vector has no direction) are left out of the mean and the max — the sum then runs over
 // the defined ones — and s_c is NaN where none is defined.

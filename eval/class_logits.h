@@ -1,5 +1,5 @@
 #pragma once
-// Per-class mean logit vectors (fairness.md §A, "cross-class cosine similarity"): μ_c = (1/N_c) Σ_{i: y_i = c} f(x_i).
+// Per-class mean logit vectors (docs/protocols/metrics.md, "cross-class cosine similarity"): μ_c = (1/N_c) Σ_{i: y_i = c} f(x_i).
 // The evaluator keeps the sums, not the means, in its resumable state: a batch adds its rows, so a resumed run adds
 // exactly what an uninterrupted one does, and the division by N_c happens once, when results.json is written.
 // Layout of one evaluation's sums: sums[c·C + j] = Σ over samples of true class c of logit j.

@@ -1,5 +1,5 @@
 #pragma once
-// Class-wise metrics (fairness.md §A), all computed from per-sample records (label y_i, prediction ŷ_i) through
+// Class-wise metrics (docs/protocols/metrics.md), all computed from per-sample records (label y_i, prediction ŷ_i) through
 // the C×C confusion matrix M[k][j] = #{i : y_i = k, ŷ_i = j} (rows = truth). The same functions serve clean
 // predictions and predictions under an attack.
 //

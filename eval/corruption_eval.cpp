@@ -224,6 +224,8 @@ CorruptionOutcome Run::go() {
         if (opt_.stop_after_corruptions >= 0 && ++this_call >= opt_.stop_after_corruptions)
             throw EvalInterrupted("corruption evaluation stopped after " + std::to_string(this_call) +
                                   " corruptions (as asked)");
+        if (opt_.should_stop && opt_.should_stop())
+            throw EvalInterrupted("corruption evaluation stopped by a signal after " + name + "; state saved");
     }
 
     CorruptionOutcome out;

@@ -16,6 +16,7 @@
 // Resumable per corruption: out_dir/corruption_state.json holds the clean predictions and each finished corruption;
 // a resumed run may name more or fewer corruptions, but the same severities, seed, samples and run key.
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -38,6 +39,7 @@ struct CorruptionEvalOptions {
     bool resume = false;                   // continue from out_dir/corruption_state.json if it exists
     std::ostream* log = nullptr;
     int64_t stop_after_corruptions = -1;   // tests: throw EvalInterrupted after this many corruptions of this call
+    std::function<bool()> should_stop;     // asked after every saved corruption: true stops there (EvalInterrupted)
     nlohmann::json run_key = nlohmann::json::object();   // what else a resumed state must match (checkpoint, ...)
 };
 

@@ -1,6 +1,6 @@
 #pragma once
 // results.json of a corruption evaluation (eval/corruption_eval.h), on the contract of
-// /work/shared/spec/results_json.md. Evaluations, in this order:
+// docs/results_json.md. Evaluations, in this order:
 //   clean
 //   corruptions              every corruption at every severity, pooled
 //   corruption:<name>        one corruption, its severities pooled

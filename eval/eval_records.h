@@ -1,5 +1,5 @@
 #pragma once
-// The per-sample evaluation records every reported metric is computed from (fairness.md §A): the dataset index,
+// The per-sample evaluation records every reported metric is computed from (docs/protocols/metrics.md): the dataset index,
 // label and clean prediction of each sample, and its prediction under each attack. Counting follows AutoAttack:
 // robust = clean-correct and not broken. A clean-wrong sample's prediction under an attack is its clean prediction
 // (AutoAttack leaves it at x), so robust under an attack is simply "prediction equals the label" here, in

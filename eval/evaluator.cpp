@@ -151,6 +151,9 @@ void Run::step_done() {
     save();
     if (opt_.stop_after_steps >= 0 && ++steps_this_call_ >= opt_.stop_after_steps)
         throw EvalInterrupted("evaluation stopped after " + std::to_string(steps_this_call_) + " steps (as asked)");
+    if (opt_.should_stop && opt_.should_stop())
+        throw EvalInterrupted("evaluation stopped by a signal after step " + std::to_string(step_) + "; state saved to " +
+                              path("eval_state.json"));
 }
 
 EvalBatch Run::fetch(int64_t b) const {

@@ -52,6 +52,9 @@ struct EvalOptions {
     bool resume = false;           // continue from out_dir/eval_state.json if it exists
     std::ostream* log = nullptr;   // progress lines; nullptr: silent
     int64_t stop_after_steps = -1; // tests: throw EvalInterrupted after this many steps of this call
+    // Asked after every saved step: true stops the run there (EvalInterrupted; the state is saved, --resume
+    // continues). The job passes "a SIGINT / SIGTERM arrived" (train/stop_signal.h). Empty: never.
+    std::function<bool()> should_stop;
     // What else identifies the run for --resume (dataset, split, checkpoint, n, batch size ...): a saved state
     // is only continued if this, the attack configs, the seed and the batch count all match.
     nlohmann::json run_key = nlohmann::json::object();

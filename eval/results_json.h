@@ -1,5 +1,5 @@
 #pragma once
-// results.json (/work/shared/spec/results_json.md): built from the per-sample records only, so every number in it
+// results.json (docs/results_json.md): built from the per-sample records only, so every number in it
 // can be recomputed from records.csv. Contract fields per evaluation: name, [attack], accuracy, per_class_accuracy,
 // [per_class_boundary_error], worst_class, best_class, confusion, cfp. Extra fields (allowed by the contract):
 // class_counts, worst10_accuracy, accuracy_spread, accuracy_sd, cfn, per_class_boundary_error_exact, stages

@@ -12,7 +12,7 @@
 //
 //   ./experiments/benz_corruptions [--quick] [--arms natural,pgd_at] [--corruptions all|benchmark|names]
 //                                  [--severities 1,2,3,4,5] [--dataset cifar10] [--resume]
-// Setting (the proposal gives none beyond "ResNet18, CIFAR-10"): the shared recipe of training.md §3 with the
+// Setting (the proposal gives none beyond "ResNet18, CIFAR-10"): the shared recipe of docs/protocols/training.md §3 with the
 // standard CIFAR ResNet-18, PGD-AT at 8/255 (10 steps of 2/255), the last checkpoint, PGD-20.
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
     train::JobConfig base;
     base.experiment = "benz_corruptions";
     base.common.out = "runs/benz_corruptions";
-    base.common.epochs = 200;                // training.md §3 (Rice et al.'s recipe; the proposal gives none)
+    base.common.epochs = 200;                // docs/protocols/training.md §3 (Rice et al.'s recipe; the proposal gives none)
     base.data.dataset = "cifar10";
     base.arch = "resnet18";                  // "ResNet18" (the proposal), the standard CIFAR ResNet
     base.eps = "8/255";
@@ -111,6 +111,8 @@ int main(int argc, char** argv) {
     CLI::App app{"classwise benz_corruptions: common corruptions per class, natural vs adversarial training, ranking "
                  "under corruptions vs under attack (Benz et al. 3.4)", "benz_corruptions"};
     cli::add_common_flags(app, base.common, spec);
+    study::StudyFlags study_flags;
+    study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
     app.get_option("--arch")->capture_default_str();
     app.get_option("--eps")->capture_default_str();
@@ -142,7 +144,7 @@ int main(int argc, char** argv) {
         s.arms = study::arms_for_methods("--arms", arms, base);
         s.attack = attacks.front();
         s.checkpoint = checkpoint;
-        if (const int code = study::run_study(s, base.common, std::cout); code != 0) return code;
+        if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
 
         // ---- the ranking analysis, from each arm's evaluations of the compared checkpoint -----------------------
         const fs::path out(base.common.out);

@@ -144,6 +144,8 @@ int main(int argc, char** argv) {
                       "1,000 test images (about 13 minutes on two cores)";
     CLI::App app{"classwise benz_features: robust and non-robust feature datasets (Ilyas et al.), per class", "benz_features"};
     cli::add_common_flags(app, base.common, spec);
+    study::StudyFlags study_flags;
+    study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
     app.get_option("--arch")->capture_default_str();
     app.get_option("--eps")->capture_default_str();
@@ -185,7 +187,7 @@ int main(int argc, char** argv) {
         source_common.out = (out / "sources").string();
         if (!sources.arms.empty()) {
             std::cout << "== 1. source models into " << source_common.out << "\n";
-            if (const int code = study::run_study(sources, source_common, std::cout); code != 0) return code;
+            if (const int code = study::run_study(sources, source_common, std::cout, study_flags); code != 0) return code;
         }
         if (natural_weights.empty()) natural_weights = source_common.out + "/natural/last.safetensors";
         if (robust_weights.empty()) robust_weights = source_common.out + "/pgd_at/last.safetensors";
@@ -230,7 +232,7 @@ int main(int argc, char** argv) {
             s.arms.push_back(a);
         }
         std::cout << "== 3. natural training on each set into " << out.string() << "\n";
-        if (const int code = study::run_study(s, base.common, std::cout); code != 0) return code;
+        if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
 
         std::vector<protocols::ClassColumn> columns;
         std::vector<std::string> classes;

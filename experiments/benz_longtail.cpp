@@ -1,5 +1,5 @@
 // benz_longtail — Benz et al., "Robustness may be at odds with fairness" (proposal), §3.3: can the long-tail
-// remedies be carried over to adversarial training? Each remedy (fairness.md §F) is one arm of a study, all trained
+// remedies be carried over to adversarial training? Each remedy (docs/protocols/longtail.md) is one arm of a study, all trained
 // the same way as the PGD-AT baseline and compared with it class by class:
 //   pgd_at            the baseline
 //   cs_equal          scenario 1 (every class equally important): cost-sensitive weights w_k ∝ (1 − r_k)^p
@@ -14,7 +14,7 @@
 //
 //   ./experiments/benz_longtail [--quick] [--arms pgd_at,cs_critical_w2,...] [--critical-class cat|3]
 //                               [--critical-weights 2,5] [--cs-power 1] [--dataset cifar10] [--resume]
-// Setting (the proposal gives none beyond "ResNet18, CIFAR-10"): the shared recipe of training.md §3 with the
+// Setting (the proposal gives none beyond "ResNet18, CIFAR-10"): the shared recipe of docs/protocols/training.md §3 with the
 // standard CIFAR ResNet-18, PGD-AT at 8/255 (10 steps of 2/255), last and best-robust checkpoints, PGD-20.
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
     train::JobConfig base;
     base.experiment = "benz_longtail";
     base.common.out = "runs/benz_longtail";
-    base.common.epochs = 200;                // training.md §3 (Rice et al.'s recipe; the proposal gives none)
+    base.common.epochs = 200;                // docs/protocols/training.md §3 (Rice et al.'s recipe; the proposal gives none)
     base.data.dataset = "cifar10";
     base.arch = "resnet18";                  // "ResNet18" (the proposal), the standard CIFAR ResNet
     base.eps = "8/255";
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
     base.final_checkpoints = "last,best_robust";
     std::string arms = "all";
     std::string critical_text;               // empty: "cat" where the dataset has it (CIFAR-10), else required
-    std::string critical_weights = "2,5";    // fairness.md §F.1: ω ∈ {2, 5}, one arm each
+    std::string critical_weights = "2,5";    // docs/protocols/longtail.md §1: ω ∈ {2, 5}, one arm each
     // ------------------------------------------------------------------------------------------------------------
     cli::CommonSpec spec;
     spec.program = "benz_longtail";
@@ -96,6 +96,8 @@ int main(int argc, char** argv) {
     CLI::App app{"classwise benz_longtail: long-tail remedies against PGD-AT, per class, critical class highlighted "
                  "(Benz et al. 3.3)", "benz_longtail"};
     cli::add_common_flags(app, base.common, spec);
+    study::StudyFlags study_flags;
+    study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
     app.get_option("--arch")->capture_default_str();
     app.get_option("--eps")->capture_default_str();
@@ -111,7 +113,7 @@ int main(int argc, char** argv) {
                    "the critical class of scenario 2 and of targeted AT: a class name or index (default: cat, the "
                    "paper's example, on CIFAR-10; other datasets must name one)");
     app.add_option("--critical-weights", critical_weights,
-                   "omega of the scenario-2 cost-sensitive arms, one arm each (fairness.md F.1: 2 and 5)")
+                   "omega of the scenario-2 cost-sensitive arms, one arm each (docs/protocols/longtail.md §1: 2 and 5)")
         ->capture_default_str();
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("benz_longtail", [&] {
@@ -135,7 +137,7 @@ int main(int argc, char** argv) {
         if (attacks.empty()) throw std::invalid_argument("--final-attacks: the robust column needs an attack");
         s.attack = attacks.front();
         std::cout << "critical class: " << classes[static_cast<size_t>(critical)] << " (index " << critical << ")\n";
-        if (const int code = study::run_study(s, base.common, std::cout); code != 0) return code;
+        if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
 
         // ---- the critical-class table, from each arm's last checkpoint ------------------------------------------
         const fs::path out(base.common.out);

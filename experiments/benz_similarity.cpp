@@ -12,7 +12,7 @@
 //
 //   ./experiments/benz_similarity [--quick] [--dataset cifar100|cifar10|fashion-mnist|...] [--resume]
 // The similarity part works on any dataset; the superclass part needs superclasses (CIFAR-100). The recipe is the
-// shared one (training.md §3); ε = the dataset's default (8/255 on CIFAR). Every flag of `train` applies to every arm.
+// shared one (docs/protocols/training.md §3); ε = the dataset's default (8/255 on CIFAR). Every flag of `train` applies to every arm.
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
@@ -51,6 +51,8 @@ int main(int argc, char** argv) {
     CLI::App app{"classwise benz_similarity: confusion structure, cross-class similarity and vulnerability, natural "
                  "vs PGD-AT (Benz et al. §3.2)", "benz_similarity"};
     cli::add_common_flags(app, base.common, spec);
+    study::StudyFlags study_flags;
+    study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
     app.get_option("--arch")->capture_default_str();
     study::add_methods_flag(app, methods);
@@ -63,7 +65,7 @@ int main(int argc, char** argv) {
                   ": confusion structure and cross-class similarity, natural vs adversarial training (Benz et al. §3.2)";
         s.arms = study::arms_for_methods("--methods", methods, base);
         s.attack = attacks.front();
-        if (const int code = study::run_study(s, base.common, std::cout); code != 0) return code;
+        if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
 
         const std::string out = base.common.out;
         std::string md = "# Confusion structure and cross-class similarity (Benz et al. §3.2)\n\n" + s.title +

@@ -11,7 +11,7 @@
 //      PGD-AT = Fig. 2; the run report draws them), linked from summary.md with the rest.
 //
 //   ./experiments/benz_trends [--quick] [--dataset cifar10] [--arch resnet18] [--methods natural,pgd_at] [--resume]
-// The paper names ResNet-18 and CIFAR-10 only; the recipe is the shared one (training.md §3: SGD 0.9, wd 5e-4,
+// The paper names ResNet-18 and CIFAR-10 only; the recipe is the shared one (docs/protocols/training.md §3: SGD 0.9, wd 5e-4,
 // lr 0.1 ÷10 at 50% and 75%, batch 128, 200 epochs, crop+flip), ε = 8/255, PGD-10 for training and the per-epoch
 // evaluation, PGD-20 at the end. Every flag of `train` applies to every arm; --methods replaces --method.
 #include <CLI/CLI.hpp>
@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
     CLI::App app{"classwise benz_trends: per-class accuracy over training and Figures 1-2, natural vs PGD-AT "
                  "(Benz et al. §3.1)", "benz_trends"};
     cli::add_common_flags(app, base.common, spec);
+    study::StudyFlags study_flags;
+    study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
     app.get_option("--arch")->capture_default_str();
     study::add_methods_flag(app, methods);
@@ -67,7 +69,7 @@ int main(int argc, char** argv) {
                   ": per-class accuracy over training, natural vs adversarial training (Benz et al. §3.1, Figs. 1-2)";
         s.arms = study::arms_for_methods("--methods", methods, base);
         s.attack = attacks.front();
-        if (const int code = study::run_study(s, base.common, std::cout); code != 0) return code;
+        if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
 
         // ---- the trends, from each arm's history.csv --------------------------------------------------------------
         const std::string out = base.common.out;

@@ -53,7 +53,9 @@ int run_cell(const cw::study::Grid& grid, const cw::study::GridCell& cell, const
     using namespace cw;
     const fs::path dir = fs::path(common.out) / cell.name;
     const fs::path error_file = dir / "grid_error.txt";
-    study::Arm arm{cell.name, study::cell_job(grid, cell, defaults, extra, source)};
+    study::Arm arm;
+    arm.name = cell.name;
+    arm.job = study::cell_job(grid, cell, defaults, extra, source);
     cli::CommonFlags c = common;
     c.resume = true;
     try {

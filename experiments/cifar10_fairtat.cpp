@@ -2,7 +2,7 @@
 // trained the same way on CIFAR-10 (or CIFAR-100 with --dataset cifar100), compared class by class on the last
 // checkpoint as the paper reports (and on the CFA-selected best one as well).
 //
-// Protocol (fairness.md §D.3; the block below, every value a flag):
+// Protocol (docs/protocols/fair_tat.md §3; the block below, every value a flag):
 //   PreAct ResNet-18, SGD momentum 0.9, weight decay 5e-4, lr 0.1 divided by 10 at 50% and 75% of 200 epochs,
 //   batch 128, L∞ ε = 8/255, 10-step attacks with α = 2/255, a 2% per-class validation split held out of training
 //   for every method (FAWA and the best-checkpoint rule use it); per-epoch PGD-10; final PGD-20 per class.
@@ -45,9 +45,10 @@ std::vector<study::Arm> table1_arms(const train::JobConfig& base, bool ablations
     };
     // FAIR-TAT compares against each base as the CFA code trains it: FAT with CFA's early-stopping (τ = 3).
     auto cfa_fat = [](study::Arm& a) { a.job.method_options.fat_semantics = attacks::FatSemantics::Cfa; };
-    // FRL starts from PGD-AT's best checkpoint and fine-tunes it (fairness.md §B.2; lr 0.001, 40 of 200 epochs).
+    // FRL starts from PGD-AT's best checkpoint and fine-tunes it (docs/protocols/frl.md §2; lr 0.001, 40 of 200 epochs).
     auto frl = [&](study::Arm& a) {
-        a.job.init = base.common.out + "/pgd_at/best_robust.safetensors";
+        a.init_arm = "pgd_at";   // the pgd_at arm of the same seed (study/jobs.h: a dependency)
+        a.init_file = "best_robust.safetensors";
         a.job.trainer.recipe.lr = 0.001;
         a.job.trainer.recipe.schedule = "constant";
         a.job.common.epochs = std::max<int64_t>(1, base.common.epochs / 5);
@@ -94,7 +95,8 @@ std::vector<study::Arm> beyond_table1_arms(const train::JobConfig& base, bool wa
     auto faal = [&](const std::string& name, const std::string& base_arm) {
         arms.push_back(study::arm(name, base, "faal"));
         study::Arm& a = arms.back();
-        a.job.init = base.common.out + "/" + base_arm + "/best_robust.safetensors";
+        a.init_arm = base_arm;   // that arm of the same seed (study/jobs.h: a dependency)
+        a.init_file = "best_robust.safetensors";
         a.job.trainer.recipe.lr = 0.01;
         a.job.trainer.recipe.schedule = "multistep";
         a.job.trainer.recipe.milestones = {1};
@@ -122,14 +124,14 @@ std::vector<study::Arm> select_arms(std::vector<study::Arm> table, std::vector<s
     std::vector<study::Arm> out;
     for (const auto& a : all)
         if (std::find(names.begin(), names.end(), a.name) != names.end()) out.push_back(a);
-    auto base_of = [](const study::Arm& a) { return std::filesystem::path(a.job.init).parent_path().filename().string(); };
+    auto base_of = [](const study::Arm& a) { return a.init_arm; };
     for (const auto& a : out) {
-        if (a.job.init.empty()) continue;
+        if (a.init_arm.empty()) continue;
         const std::string base = base_of(a);
         if (std::any_of(out.begin(), out.end(), [&](const study::Arm& b) { return b.name == base; })) continue;
         std::vector<std::string> users;   // every arm of the table that starts from `base`
         for (const auto& b : all)
-            if (!b.job.init.empty() && base_of(b) == base) users.push_back(b.name);
+            if (!b.init_arm.empty() && base_of(b) == base) users.push_back(b.name);
         std::string who;
         for (size_t i = 0; i < users.size(); ++i)
             who += (i == 0 ? "" : i + 1 == users.size() ? " and " : ", ") + users[i];
@@ -142,7 +144,7 @@ std::vector<study::Arm> select_arms(std::vector<study::Arm> table, std::vector<s
 }  // namespace
 
 int main(int argc, char** argv) {
-    // ---- the paper's protocol (fairness.md §D.3) ----------------------------------------------------------------
+    // ---- the paper's protocol (docs/protocols/fair_tat.md §3) ----------------------------------------------------------------
     train::JobConfig base;
     base.experiment = "cifar10_fairtat";
     base.common.out = "runs/cifar10_fairtat";
@@ -173,6 +175,8 @@ int main(int argc, char** argv) {
     spec.quick_what = "five of the arms with a small CNN on 2,000 real CIFAR-10 images, a few minutes on two cores";
     CLI::App app{"classwise cifar10_fairtat: FAIR-TAT's Table 1, class by class", "cifar10_fairtat"};
     cli::add_common_flags(app, base.common, spec);
+    study::StudyFlags study_flags;
+    study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
     app.remove_option(app.get_option("--method"));
     app.add_option("--arms", arms, "the rows to run, comma-separated (default all: Table 1's rows; the rows beyond "
@@ -191,6 +195,6 @@ int main(int argc, char** argv) {
         s.title = "FAIR-TAT Table 1 on " + base.data.dataset + ": average and worst class, clean and under PGD-20";
         s.arms = select_arms(table1_arms(base, ablations), beyond_table1_arms(base, warmup_given), arms);
         s.attack = "pgd20";
-        return study::run_study(s, base.common, std::cout);
+        return study::run_study(s, base.common, std::cout, study_flags);
     });
 }

@@ -1,5 +1,5 @@
 // fairtat_cfp — FAIR-TAT (Medi et al., WACV 2025), §4: which classes absorb a robust model's errors? The class
-// false-positive score CFP_k (fairness.md §A) is the share of all misclassified test samples that the model
+// false-positive score CFP_k (docs/protocols/metrics.md) is the share of all misclassified test samples that the model
 // assigns to class k. The paper reads it off RobustBench models on CIFAR-10 ("cat", and "airplane" despite its
 // high accuracy); we ask the same of our own models and every attack:
 //   1. models: PGD-AT and TRADES trained here as the study's arms (Rice's recipe, PreAct ResNet-18, the last
@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
     base.final_attacks = "pgd20,cw20,apgd-ce,apgd-t,fab-t,square5000";
     base.final_checkpoints = "last";      // FAIR-TAT reports last checkpoints
     if (dataset == "cifar10") {
-        // Rice / CFA / FAIR-TAT recipe (training.md §3, §5): PRN-18, 200 epochs, reflect crop + flip, CIFAR
+        // Rice / CFA / FAIR-TAT recipe (docs/protocols/training.md §3, §5): PRN-18, 200 epochs, reflect crop + flip, CIFAR
         // normalisation inside the model, SGD 0.9, wd 5e-4, lr 0.1 ÷10 at 50% and 75%; TRADES β = 6 (Zhang's form).
         base.arch = "preact_resnet18";
         base.eps = "8/255";
@@ -82,6 +82,8 @@ int main(int argc, char** argv) {
     CLI::App app{"classwise fairtat_cfp: which classes absorb the errors of robust models, per attack (FAIR-TAT §4)",
                  "fairtat_cfp"};
     cli::add_common_flags(app, base.common, spec);
+    study::StudyFlags study_flags;
+    study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
     // The paper's architecture and radius for this dataset, shown by --help and --print-config.
     app.get_option("--arch")->capture_default_str();
@@ -103,7 +105,7 @@ int main(int argc, char** argv) {
                       ": robust models class by class under attack (FAIR-TAT §4)";
             s.arms = study::arms_for_methods("--methods", methods, base);
             s.attack = "pgd20";
-            if (const int code = study::run_study(s, base.common, std::cout); code != 0) return code;
+            if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
             for (const study::Arm& a : s.arms)
                 models.push_back({a.name, (out / a.name / "eval_last/results.json").string()});
         } else {

@@ -2,9 +2,10 @@
 // adversarial trainings, Table 1 (CIFAR-10) / Table 2 (GTSRB) and Figure 3.
 //   1. PGD-AT from scratch; its best_robust checkpoint (selected on the validation split) is the "hot start";
 //   2. TRADES from scratch at each β the paper lists as TRADES(1/λ) (arms trades_beta1, trades_beta6);
-//   3. from the hot start, fine-tuned with FRL's recipe (fairness.md §B.3: lr 0.001, 40 epochs, τ1 = 0.05,
-//      τ2 = 0.07): frl_baseline_rw (the paper's "Baseline Reweight", our reconstruction), frl_rw (Reweight),
-//      frl_rm (Remargin), frl_rwrm (Reweight + Remargin);
+//   3. from the hot start, fine-tuned with FRL's recipe (docs/protocols/frl.md §3: lr 0.001, 40 epochs; τ1/τ2 and β, lim
+//      per variant as its script ran them, frl_resolved in frl.h — the paper's text τ1 = 0.05, τ2 = 0.07 are flags):
+//      frl_baseline_rw (the paper's "Baseline Reweight", our reconstruction), frl_rw (Reweight), frl_rm
+//      (Remargin), frl_rwrm (Reweight + Remargin);
 //   4. each last model's average and worst-class clean, boundary and robust error under PGD-20 (Table 1), and for
 //      every FRL arm the largest constraint violation over the classes, epoch by epoch (Figure 3:
 //      max_violation.csv, from the per-class violations FRL writes to history.csv).
@@ -43,15 +44,15 @@ int main(int argc, char** argv) {
     base.final_attacks = "pgd20";
     base.final_checkpoints = "last";      // FRL's code reports the last model
     std::string trades_betas = "1,6";     // the TRADES(1/λ) rows
-    int64_t finetune_epochs = 40;         // §B.3: T = 40
-    double finetune_lr = 0.001;           // §B.3: SGD 0.9, wd 5e-4, ÷10 at epochs 40 and 80
+    int64_t finetune_epochs = 40;         // docs/protocols/frl.md §3: T = 40
+    double finetune_lr = 0.001;           // docs/protocols/frl.md §3: SGD 0.9, wd 5e-4, ÷10 at epochs 40 and 80
     std::string hot_start;                // empty: <out>/pgd_at/best_robust.safetensors
     if (dataset == "cifar10") {
         base.arch = "preact_resnet18";
         base.eps = "8/255";
-        base.common.epochs = 200;         // PGD-AT / TRADES from scratch: the shared Rice recipe (training.md §3)
+        base.common.epochs = 200;         // PGD-AT / TRADES from scratch: the shared Rice recipe (docs/protocols/training.md §3)
     } else if (gtsrb) {
-        // §B.5: 17 classes, a 4-layer CNN, ε = 12/255; the rest is unspecified (our choices: Adam as the project's
+        // docs/protocols/frl.md §5: 17 classes, a 4-layer CNN, ε = 12/255; the rest is unspecified (our choices: Adam as the project's
         // GTSRB baselines, 100 validation images per class — the smallest kept class has 555).
         protocols::use_gtsrb_recipe(base);
         base.data.classes = "top:17";
@@ -76,6 +77,8 @@ int main(int argc, char** argv) {
                  "violations per epoch (Xu et al. §5)",
                  "frl_tables"};
     cli::add_common_flags(app, base.common, spec);
+    study::StudyFlags study_flags;
+    study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
     // The paper's architecture and radius for this dataset, shown by --help and --print-config.
     app.get_option("--arch")->capture_default_str();
@@ -86,9 +89,9 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--trades-betas", trades_betas, "TRADES β values, one arm each (the paper's TRADES(1/λ) rows)")
         ->capture_default_str();
-    app.add_option("--finetune-epochs", finetune_epochs, "epochs of the FRL arms from the hot start (§B.3: 40)")
+    app.add_option("--finetune-epochs", finetune_epochs, "epochs of the FRL arms from the hot start (docs/protocols/frl.md §3: 40)")
         ->check(CLI::Range(int64_t{1}, int64_t{1000000}))->capture_default_str();
-    app.add_option("--finetune-lr", finetune_lr, "learning rate of the FRL arms (÷10 at epochs 40 and 80; §B.3: 0.001)")
+    app.add_option("--finetune-lr", finetune_lr, "learning rate of the FRL arms (÷10 at epochs 40 and 80; docs/protocols/frl.md §3: 0.001)")
         ->check(CLI::Range(1e-9, 1e3))->capture_default_str();
     app.add_option("--hot-start", hot_start, "the FRL arms' initial weights (default: <out>/pgd_at/best_robust.safetensors, "
                                              "so pgd_at must be among --methods)")
@@ -120,8 +123,12 @@ int main(int argc, char** argv) {
                 if (hot_start.empty() && !has_pgd_at)
                     throw std::invalid_argument("--methods: the FRL arms fine-tune PGD-AT's best_robust checkpoint: keep "
                                                 "pgd_at in --methods or give --hot-start FILE");
-                arm.job.init = hot_start.empty() ? (fs::path(base.common.out) / "pgd_at/best_robust.safetensors").string()
-                                                 : hot_start;
+                if (hot_start.empty()) {   // the pgd_at arm of the same seed (study/jobs.h: a dependency)
+                    arm.init_arm = "pgd_at";
+                    arm.init_file = "best_robust.safetensors";
+                } else {
+                    arm.job.init = hot_start;
+                }
                 arm.job.common.epochs = finetune_epochs;
                 arm.job.trainer.recipe.lr = finetune_lr;
                 arm.job.trainer.recipe.schedule = "multistep";
@@ -130,7 +137,7 @@ int main(int argc, char** argv) {
             }
             s.arms.push_back(arm);
         }
-        if (const int code = study::run_study(s, base.common, std::cout); code != 0) return code;
+        if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
 
         // ---- Table 1 from the last models, Figure 3 from the FRL arms' histories -----------------------------------
         std::vector<protocols::ErrorRow> rows;

@@ -6,14 +6,14 @@
 // robust one can only use the m robust features, and in that low-dimensional space the variance difference shows
 // up as a large clean-error gap between the classes (Ω > 1, growing with d/m).
 //
-// Protocol (spec /work/shared/spec/gaussian_theory.md):
+// Protocol (docs/protocols/gaussian_theory.md):
 //   1. The closed forms at the configuration below: Theorem 1 (natural optimum f), Theorem 2 (robust optimum
 //      f_adv at radius ε), robust errors at the test radius ε₀, Corollary 1's Ω.
 //   2. For each K of --k-sweep (ε fixed) and each training radius ε of --eps-sweep (K fixed): sample --samples training
 //      and --test-samples test points, train f (natural) and f_adv (adversarial at ε) as linear models with the
 //      engine (sigmoid loss, the smooth form of the paper's 0-1 objective; the worst L∞ perturbation of a linear
 //      model is exactly -y·ε·sign(w), so adversarial training uses it instead of PGD; train/gaussian_linear.h),
-//      and report each trained model's exact class-wise errors (the spec's §2 formula on its own w and b) next to
+//      and report each trained model's exact class-wise errors (docs/protocols/gaussian_theory.md §2 on its own w and b) next to
 //      the theorems, its non-robust/robust weight ratio and Ω.
 //   3. Write theory.csv (and print it), models/<name>/results.json and records.csv per trained model (the "fgsm"
 //      evaluation is the exact worst case), report.html with the figures.
@@ -46,7 +46,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// ---- the configuration: FRL states no numbers; these are the spec's headline example G1 -----------------------
+// ---- the configuration: FRL states no numbers; these are the headline example G1 (§5) -------------
 struct Config {
     int m = 10;                 // robust features, mean ±γ
     int d = 1000;               // non-robust features, mean ±η; d ≫ m

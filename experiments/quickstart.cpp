@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
     spec.quick_what = "the same three methods on 4,000 real Fashion-MNIST images, about five minutes on two cores";
     CLI::App app{"classwise quickstart: natural vs PGD-AT vs a fair method, class by class", "quickstart"};
     cli::add_common_flags(app, base.common, spec);
+    study::StudyFlags study_flags;
+    study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
     study::add_methods_flag(app, methods);
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
@@ -51,6 +53,6 @@ int main(int argc, char** argv) {
         s.title = "Fashion-MNIST, small CNN: per-class accuracy after natural, adversarial and fair adversarial training";
         s.arms = study::arms_for_methods("--methods", methods, base);
         s.attack = "pgd20";
-        return study::run_study(s, base.common, std::cout);
+        return study::run_study(s, base.common, std::cout, study_flags);
     });
 }

@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
     base.method_options.beta = 6;         // TRADES(1/λ = 6)
     std::string low_eps = "4/255";        // Figure 1's second radius
     if (dataset == "cifar10") {
-        // The shared recipe (training.md §3, Rice et al.): the paper gives none for §2. SGD 0.9, wd 5e-4, lr 0.1
+        // The shared recipe (docs/protocols/training.md §3, Rice et al.): the paper gives none for §2. SGD 0.9, wd 5e-4, lr 0.1
         // ÷10 at 50% and 75%, batch 128, 200 epochs; crop+flip.
         base.arch = "preact_resnet18";
         base.eps = "8/255";
@@ -68,6 +68,8 @@ int main(int argc, char** argv) {
     CLI::App app{"classwise xu_preliminary: natural vs PGD-AT vs TRADES per class, PGD-20 at two radii (Xu et al. §2)",
                  "xu_preliminary"};
     cli::add_common_flags(app, base.common, spec);
+    study::StudyFlags study_flags;
+    study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
     // The paper's architecture and radius for this dataset, shown by --help and --print-config.
     app.get_option("--arch")->capture_default_str();
@@ -85,7 +87,7 @@ int main(int argc, char** argv) {
                   ": per-class accuracy after natural, PGD and TRADES adversarial training (Xu et al. §2)";
         s.arms = study::arms_for_methods("--methods", methods, base);
         s.attack = "pgd20";
-        if (const int code = study::run_study(s, base.common, std::cout); code != 0) return code;
+        if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
 
         // ---- the second radius, then Figure 1 and Table 3 from the last checkpoints ----------------------------
         std::vector<protocols::ClassColumn> columns;

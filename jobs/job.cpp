@@ -26,6 +26,7 @@
 #include "nn/model_registry.h"
 #include "nn/safetensors.h"
 #include "train/methods/method_util.h"
+#include "train/stop_signal.h"
 #include "util/split_list.h"
 
 namespace cw::train {
@@ -210,8 +211,8 @@ void add_job_flags(CLI::App& app, JobConfig& job) {
                        std::string s;
                        for (const auto& n : method_names()) s += (s.empty() ? "" : ", ") + n;
                        return s;
-                   }() + ". Reconstructed where no reference code exists (fairness.md): bat (from BAT's abstract), "
-                         "frl_baseline_rw (FRL's 'baseline reweight'), fair_tat_trades and fair_tat_fat (D.4: the code ignores the target), "
+                   }() + ". Reconstructed where no reference code exists (docs/protocols/): bat (from BAT's abstract), "
+                         "frl_baseline_rw (FRL's 'baseline reweight'), fair_tat_trades and fair_tat_fat (docs/protocols/fair_tat.md §4 item 4: the code ignores the target), "
                          "the proportional FAIR-TAT prior's floor; our proposals: the long-tail transfers "
                          "(n_k = robustly-correct counts, LDAM on a linear head, the cosine regulariser's formula)")
         ->capture_default_str();
@@ -254,7 +255,24 @@ void add_job_flags(CLI::App& app, JobConfig& job) {
         ->capture_default_str();
 }
 
+namespace {
+int run_job_signalled(JobConfig& job, std::ostream& out);
+}
+
 int run_job(JobConfig& job, std::ostream& out) {
+    // One scope over training and the final evaluation: a signal in either stops the job with its state saved.
+    StopSignalScope signals;
+    try {
+        return run_job_signalled(job, out);
+    } catch (const eval::EvalInterrupted& e) {
+        if (!stop_requested()) throw;   // a test's stop_after_steps: the caller asked for the exception
+        out << e.what() << " — continue with --resume\n";
+        return stop_exit_code();
+    }
+}
+
+namespace {
+int run_job_signalled(JobConfig& job, std::ostream& out) {
     const cli::CommonFlags& common = job.common;
     if (common.out.empty()) throw std::invalid_argument("--out: an output folder is required");
     const float eps = job.eps.empty() ? default_eps(job.data.dataset) : eval::parse_fraction("--eps", job.eps);
@@ -423,11 +441,12 @@ int run_job(JobConfig& job, std::ostream& out) {
         eo.info.coarse_of = coarse_of;
         if (!coarse_of.empty()) eo.info.coarse_classes = test_set->coarse_class_names;
         eo.out_dir = (std::filesystem::path(common.out) / ("eval_" + which)).string();
+        eo.should_stop = [] { return stop_requested() != 0; };
         eo.resume = common.resume;
         eo.log = &out;
         eo.run_key = {{"checkpoint", file}, {"n", test_idx.size()}, {"batch_size", job.data.eval_batch_size}};
         out << "final evaluation of " << which << " (" << file << ", epoch " << nn::read_metadata(file).at("epoch")
-            << ") on " << test_idx.size() << " test images:\n";
+            << ") on " << test_idx.size() << " test images:" << std::endl;   // flushed: tests signal at this line
         eval::evaluate(*m, batches_of(test_set, test_idx, job.data.eval_batch_size, device), attack_list, eo);
         out << "wrote " << eo.out_dir << "/results.json\n";
         if (!corruptions.empty()) {
@@ -441,6 +460,7 @@ int run_job(JobConfig& job, std::ostream& out) {
             co.resume = common.resume;
             co.log = &out;
             co.run_key = eo.run_key;
+            co.should_stop = eo.should_stop;
             out << "common corruptions of " << which << ":\n";
             eval::evaluate_corruptions(*m, *test_set, test_idx, co);
             out << "wrote " << co.out_dir << "/results.json\n";
@@ -449,5 +469,6 @@ int run_job(JobConfig& job, std::ostream& out) {
     report::write_run_page_after_run(common.out, out);
     return 0;
 }
+}  // namespace
 
 }  // namespace cw::train

@@ -29,7 +29,7 @@ struct DataConfig {
     std::string val_split = "none";
     int64_t train_n = 0;          // train on N images, taken class-proportionally in dataset order (0: all)
     // Classes kept: all, or top:K — the K classes with the most training images, relabelled 0..K-1 in that order
-    // (FRL's 17 GTSRB classes, fairness.md §B.5).
+    // (FRL's 17 GTSRB classes, docs/protocols/frl.md §5).
     std::string classes = "all";
     // Train on these images instead of the dataset's training split (a safetensors file: "images" F32 [N,C,H,W]
     // in [0,1], "labels" I32 [N]; e.g. Ilyas et al.'s robust / non-robust feature sets, protocols/feature_datasets.h).
@@ -41,7 +41,7 @@ struct DataConfig {
     int64_t eval_batch_size = 256;
     std::string augment = "default";   // default (the dataset's: crop+flip for CIFAR, none for MNIST/GTSRB), none, crop, flip, crop+flip
     std::string pad_mode = "reflect";  // crop padding: reflect (Rice / CFA / FAIR-TAT) or zeros (TRADES / FRL / WAT / FAT)
-    std::string normalize = "dataset"; // dataset (CIFAR mean/std inside the model, training.md §1.3) or none
+    std::string normalize = "dataset"; // dataset (CIFAR mean/std inside the model, docs/protocols/training.md §1.3) or none
 };
 
 struct JobConfig {

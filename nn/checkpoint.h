@@ -1,6 +1,6 @@
 #pragma once
 // Model checkpoints: safetensors files whose tensor names are the PyTorch state_dict keys of the equivalent
-// PyTorch model (see /work/shared/spec/safetensors.md), so they load in PyTorch and public PyTorch checkpoints
+// PyTorch model (docs/protocols/safetensors.md), so they load in PyTorch and public PyTorch checkpoints
 // load here. Float tensors are stored as F32, num_batches_tracked as an I64 scalar; the metadata records what
 // the weights cannot say (model_metadata() of nn/model_registry.h: arch, num_classes, input_size,
 // normalisation, PreAct shortcut variant, ... plus, by convention, "method", "eps", "seed"; save_model adds

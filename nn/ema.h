@@ -1,5 +1,5 @@
 #pragma once
-// Exponential moving average of a model's weights (training.md §10): θ̄ ← decay·θ̄ + (1−decay)·θ over ALL state
+// Exponential moving average of a model's weights (docs/protocols/training.md §10): θ̄ ← decay·θ̄ + (1−decay)·θ over ALL state
 // entries, BN running statistics included, so the averaged model is evaluated with averaged statistics.
 // The first update copies θ. Integer buffers (num_batches_tracked) are copied, not averaged.
 // CFA / FAIR-TAT update once per epoch (decay 0.85, from epoch 50 in the CFA paper, from epoch 0 in both codes);

@@ -17,7 +17,7 @@ struct ModelConfig {
     int64_t in_channels = 3;
     int64_t input_size = 32;                   // 28 (MNIST), 32 (CIFAR, GTSRB), 64 (TinyImageNet); square
     // Both empty: no normalisation. Otherwise the model's first op is (x - mean) / std per channel; it has no
-    // state-dict entries (training.md §1.3).
+    // state-dict entries (docs/protocols/training.md §1.3).
     std::vector<float> normalize_mean, normalize_std;
     PreActShortcut preact_shortcut = PreActShortcut::FromActivation;  // preact_resnet18 only
     bool preact_final_bn = true;               // preact_resnet18: false = FRL's pre_resnet.py

@@ -1,5 +1,5 @@
 #pragma once
-// safetensors checkpoints (see /work/shared/spec/safetensors.md), on raw bytes so that loading and saving do
+// safetensors checkpoints (docs/protocols/safetensors.md), on raw bytes so that loading and saving do
 // not depend on the engine's Tensor. Files come from the internet, so parse() treats every byte as hostile:
 // anything malformed is a FormatError naming the file, never a crash or an oversized allocation.
 #include <cstddef>
@@ -41,7 +41,7 @@ struct File {
 
 inline constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 
-// Validates everything the spec requires; `source_name` (usually the path) starts every error message.
+// Validates everything docs/protocols/safetensors.md §1 requires; `source_name` (usually the path) starts every error message.
 File parse(const uint8_t* data, size_t size, const std::string& source_name);
 File read_file(const std::string& path);
 // Only the header's __metadata__ (read without the tensor data, so a file truncated in its data still answers).

@@ -30,7 +30,7 @@ private:
     double lr_;
 };
 
-// Rice et al. "piecewise" (training.md §3): base if t/E < 0.5, base/10 if t/E < 0.75, else base/100.
+// Rice et al. "piecewise" (docs/protocols/training.md §3): base if t/E < 0.5, base/10 if t/E < 0.75, else base/100.
 class PiecewiseLr : public LrSchedule {
 public:
     PiecewiseLr(double base, double epochs);

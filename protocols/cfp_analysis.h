@@ -1,5 +1,5 @@
 #pragma once
-// FAIR-TAT §4's question: which classes absorb the errors? CFP_k (fairness.md §A, results.json "cfp") is the share
+// FAIR-TAT §4's question: which classes absorb the errors? CFP_k (docs/protocols/metrics.md, results.json "cfp") is the share
 // of all misclassified samples that were predicted as class k — under an attack, the share of the attack's wrong
 // predictions. Per model: the CFP vector of every evaluation, the three classes with the largest CFP under each
 // attack, and whether the attacks agree on that ranking (Spearman's ρ of the CFP vectors, eval/agreement.h).

@@ -1,7 +1,7 @@
 #pragma once
 // FRL's Figure 3: the largest constraint violation over the classes, epoch by epoch. FRL's constraint for class i
 // is satisfied when its violation γ(i) = e(i) − E − τ ≤ 0 (clean error against τ1, boundary error against τ2;
-// fairness.md §B.2; frl_baseline_rw: robust error against τ). At the start of every epoch the method measures γ on
+// docs/protocols/frl.md §2; frl_baseline_rw: robust error against τ). At the start of every epoch the method measures γ on
 // the validation split — on the model the epoch starts from, the hot start in epoch 1 — and the trainer writes it
 // to history.csv as the rows state_violation_nat, state_violation_bdy (frl_baseline_rw: state_violation_rob).
 // max_i γ(i) ≤ 0 means every class meets the constraint.

@@ -1,14 +1,14 @@
 #pragma once
-// Benz et al. §3.3 as one study: PGD-AT and the long-tail remedies of fairness.md §F transferred to it, each an arm
-// with its own method options, and the critical class c* that scenario 2 and the targeted attack act on.
+// Benz et al. §3.3 as one study: PGD-AT and the long-tail remedies of docs/protocols/longtail.md (sections below)
+// transferred to it, each an arm with its own method options, and the critical class c* that scenario 2 and the targeted attack act on.
 //
 //   pgd_at             the baseline every other arm is compared with
-//   cs_equal           §F.1 scenario 1: every class equally important, w_k ∝ (1 − r_k)^p (--cs-power)
-//   cs_critical_w<ω>   §F.1 scenario 2: w_{c*} = ω, the others 1 — one arm per --critical-weights value
-//   class_balanced     §F.2 class-balanced loss on robustly-correct counts (--cb-beta)
-//   ldam_drw           §F.3 LDAM margins with deferred re-weighting (--ldam-max-margin, --ldam-scale, --drw-epoch)
-//   cosine_reg         §F.4 the inter-class cosine-similarity regulariser (--cos-lambda)
-//   target_critical    §F.5 targeted PGD toward c* with probability --target-prob
+//   cs_equal           §1   scenario 1: every class equally important, w_k ∝ (1 − r_k)^p (--cs-power)
+//   cs_critical_w<ω>   §1   scenario 2: w_{c*} = ω, the others 1 — one arm per --critical-weights value
+//   class_balanced     §2   class-balanced loss on robustly-correct counts (--cb-beta)
+//   ldam_drw           §3   LDAM margins with deferred re-weighting (--ldam-max-margin, --ldam-scale, --drw-epoch)
+//   cosine_reg         §4   the inter-class cosine-similarity regulariser (--cos-lambda)
+//   target_critical    §5   targeted PGD toward c* with probability --target-prob
 #include <string>
 #include <vector>
 

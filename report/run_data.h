@@ -6,7 +6,7 @@
 //                                    (eval_<checkpoint>_corruptions/: its common-corruption evaluation)
 //   corruptions/results.json         an audit's common-corruption evaluation (audit --corruptions)
 //   history.csv, steps.csv, train_log.csv, job.json   a training run's history, step audit, epochs, configuration
-// A results.json is checked against the contract (/work/shared/spec/results_json.md) when read.
+// A results.json is checked against the contract (docs/results_json.md) when read.
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>

@@ -152,7 +152,7 @@ case $dataset in
     gtsrb) get_gtsrb ;;
     tinyimagenet) get_tinyimagenet ;;
     cifar10c) get_cifar10c ;;
-    gtsrb32) die "gtsrb32 has no official archive; it comes with the project's shared data: ../shared/data/unpack.sh $data_dir gtsrb32" ;;
+    gtsrb32) die "gtsrb32 is a pre-resized GTSRB copy with no public download: put its train.bin and test.bin (format in datasets/README.md) in $data_dir/gtsrb32, or use --dataset gtsrb, the official images resized on load (make data DATASET=gtsrb)" ;;
     all) get_mnist; get_fashion_mnist; get_cifar10; get_cifar100; get_svhn; get_gtsrb; get_tinyimagenet; get_cifar10c ;;
     *) usage ;;
 esac

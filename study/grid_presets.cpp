@@ -18,7 +18,7 @@ Grid paper_grid() {
     Grid g;
     g.title = "Benz et al. §3.1: is the per-class robustness ranking universal?";
     g.seeds = {0, 1, 2};
-    // The paper gives no training recipe: the repository's CIFAR recipe (training.md §3, Rice et al.) for every
+    // The paper gives no training recipe: the repository's CIFAR recipe (docs/protocols/training.md §3, Rice et al.) for every
     // cell — SGD 0.9, lr 0.1 ÷10 at 50% and 75%, wd 5e-4, batch 128, 200 epochs; PGD-10 training at the dataset's
     // radius (MNIST 0.3, Fashion-MNIST 0.1, others 8/255); the last model audited with PGD-20.
     g.base_flags = split_flags("--epochs 200 --final-attacks pgd20 --final-checkpoints last");

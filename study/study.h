@@ -14,6 +14,9 @@
 
 #include "cli/common_flags.h"
 #include "jobs/job.h"
+#include "study/confirm.h"
+#include "study/jobs.h"
+#include "study/study_flags.h"
 
 namespace cw::study {
 
@@ -21,6 +24,10 @@ struct Arm {
     std::string name;         // folder and column name
     train::JobConfig job;     // the arm's job; its common flags (out, resume, seed, device, data dir) come from the study
     bool averaged = false;    // weight averaging (EMA, FAWA): the arm is compared by its averaged model ("ema_<checkpoint>")
+    // Starts from another arm's checkpoint of the same seed (FRL fine-tunes PGD-AT's best): that arm's name and the
+    // checkpoint file in its folder. The arm then needs that one finished first (study/jobs.h).
+    std::string init_arm, init_file;
+    std::vector<std::string> needs;   // other arms that must finish first (init_arm is added by the study)
 };
 
 struct Study {
@@ -57,12 +64,18 @@ int run_arm(const Arm& arm, const cli::CommonFlags& common, const std::string& d
 
 // On a CPU a paper-scale study can take days: time a few optimiser steps of the first adversarial arm on this
 // machine and extrapolate to every arm's training (natural arms cost 1/(K+1) of it; evaluations come on top).
-// Returns the estimate in seconds (0 when nothing could be timed); prints it with the --quick alternative.
+// Returns the estimate in seconds (0 when nothing could be timed, or a signal stopped the probe); prints it.
 double estimate_training_seconds(const Study& study, const cli::CommonFlags& common, std::ostream& out);
 
 // Runs the study: each arm into <common.out>/<arm.name>/ with the study's common flags, then the comparison. On a
-// CPU, unless --quick or --resume, it first prints estimate_training_seconds().
-// Returns 0, or the exit code of an arm interrupted by a signal (its state is saved: rerun with --resume).
-int run_study(const Study& study, const cli::CommonFlags& common, std::ostream& out);
+// CPU it first asks whether to train at all (study/confirm.h: the estimate, the ways forward, --yes).
+// Returns 0; kNotConfirmedExit when it did not start; 130 / 143 when a SIGINT / SIGTERM stopped any phase (the
+// probe, an arm's training or final evaluation, the summary) with its state saved: rerun with --resume.
+// The cluster flags (study/study_flags.h): --list-jobs, --job and --slurm do their part and end the program
+// (cli::ExitRequest: the binary's analysis after the arms does not run); --summary returns 0 when every job has
+// finished (the analysis follows) and ends the program with kIncompleteExit when some have not.
+int run_study(const Study& study, const cli::CommonFlags& common, std::ostream& out, const StudyFlags& flags = {});
+
+constexpr int kIncompleteExit = 3;   // --summary: some jobs have not finished (they are listed)
 
 }  // namespace cw::study

@@ -1,5 +1,5 @@
 // The attack kernels of the Backend (engine/attack_ops.h): the projected step against the reference projection
-// of attacks.md §0 written out here independently, the objectives against the host formulas, row bookkeeping,
+// of docs/protocols/attacks.md §0 written out here independently, the objectives against the host formulas, row bookkeeping,
 // GPU parity (skipped without a GPU), the comparison ops, and the promise the kernels exist for: an attack's
 // iterations copy nothing between host and device, so the number of copies does not grow with the steps.
 #include <catch2/catch.hpp>
@@ -46,7 +46,7 @@ StepCase step_case(uint64_t seed) {
     return c;
 }
 
-// attacks.md §0, spelled out: step, then the ε-ball, then the box.
+// docs/protocols/attacks.md §0, spelled out: step, then the ε-ball, then the box.
 std::vector<float> reference_step(const StepCase& c, AttackNorm norm, bool with_grad) {
     std::vector<float> out(c.x_adv);
     for (int64_t i = 0; i < c.n; ++i) {

@@ -1,4 +1,4 @@
-// The evaluator's sanity checks (attacks.md §8) given bad points and bad models: a point outside the ε-ball
+// The evaluator's sanity checks (docs/protocols/attacks.md §8) given bad points and bad models: a point outside the ε-ball
 // (L∞, L2, a per-sample ε of 0), outside [0, 1], a NaN, a model whose two forward passes differ — each must be
 // caught, at unit level and through evaluate() with a deliberately broken attack.
 #include <filesystem>

@@ -1,6 +1,6 @@
 // FGSM, FGSM-RS and PGD (untargeted and targeted) on a linear model, whose input gradient is known in closed form:
 //   z = W x + b,  ∇_x CE(z, y) = Wᵀ (softmax(z) − onehot(y)).
-// The expected x_adv is computed here from attacks.md (§1, §2.1, §2.2) — sign step (L∞) or normalised step (L2),
+// The expected x_adv is computed here from docs/protocols/attacks.md (§1, §2.1, §2.2) — sign step (L∞) or normalised step (L2),
 // projection onto the sample's ε-ball, then the box clip — for every step rule, every start, per-sample ε
 // including 0, one and two steps, and compared element by element with what Attack::run returns.
 //
@@ -128,7 +128,7 @@ double l2(const std::vector<double>& v) {
     return std::sqrt(s);
 }
 
-// One attack step from `a` (attacks.md §2.1 / §2.2 / §2.3): step up the CE of the labels (untargeted) or down
+// One attack step from `a` (docs/protocols/attacks.md §2.1 / §2.2 / §2.3): step up the CE of the labels (untargeted) or down
 // the CE of the targets, ball projection around x, then the box.
 void step(Rows& a, const Rows& x, const std::vector<double>& eps, const std::vector<double>& alpha, Norm norm,
           const std::vector<int32_t>& targets = {}) {

@@ -210,10 +210,18 @@ TEST_CASE("early-stopped PGD (FAT): both bookkeepings", "[attacks]") {
         Rng r1(6), r3(6);
         const Images out_cfa = from_tensor(cfa.run(model, data.x, data.y, r1).x_adv);
         const Images out_orig = from_tensor(original.run(model, data.x, data.y, r3).x_adv);
+        // Cfa (the CFA code's order): a sample misclassified at its start still moves at that first check (its
+        // counter is 1 there), spends it and never moves again, so it ends exactly one PGD step from the start.
+        PgdConfig one = pgd20(big);
+        one.steps = 1;
+        one.alpha = 0.01f;
+        Rng r4(6);
+        const Images one_step = from_tensor(Pgd(one).run(model, data.x, data.y, r4).x_adv);
         for (size_t i = 0; i < start_pred.size(); ++i) {
             if (start_pred[i] == data.labels[i]) continue;
             INFO("sample " << i);
-            REQUIRE(std::equal(out_cfa.row(i), out_cfa.row(i) + x.dim(), start.row(i)));
+            REQUIRE(std::equal(out_cfa.row(i), out_cfa.row(i) + x.dim(), one_step.row(i)));
+            REQUIRE_FALSE(std::equal(out_cfa.row(i), out_cfa.row(i) + x.dim(), start.row(i)));
             REQUIRE_FALSE(std::equal(out_orig.row(i), out_orig.row(i) + x.dim(), start.row(i)));
         }
     }
@@ -250,7 +258,8 @@ TEST_CASE("early-stopped PGD, targeted (FAIR-TAT on FAT): targeted PGD until a s
     for (size_t i = 0; i < drawn.targets.size(); ++i) REQUIRE(drawn.targets[i] != data.labels[i]);
 
     // τ = 1 at a radius where the random start is sometimes misclassified: "misclassified" is ŷ ≠ y, so a sample
-    // whose start lands in a class other than its target has spent its budget and stays at the start.
+    // whose start lands in a class other than its target spends its counter at the first check (moving once, as
+    // the CFA code does) and ends one targeted PGD step from the start.
     const float big = 0.5f;
     const std::vector<float> eps_big(data.labels.size(), big);
     Rng rs(6);
@@ -275,13 +284,20 @@ TEST_CASE("early-stopped PGD, targeted (FAIR-TAT on FAT): targeted PGD until a s
     EarlyStopPgd stopping(s);
     Rng r3(6);
     const Images out = from_tensor(stopping.run(model, data.x, data.y, r3, elsewhere).x_adv);
+    PgdConfig one = pgd20(big);
+    one.steps = 1;
+    one.alpha = 0.01f;
+    one.targeted = true;
+    Rng r4(6);
+    const Images one_step = from_tensor(Pgd(one).run(model, data.x, data.y, r4, elsewhere).x_adv);
     int moved = 0;
     for (size_t i = 0; i < start_pred.size(); ++i) {
         const bool at_start = std::equal(out.row(i), out.row(i) + x.dim(), start.row(i));
         if (start_pred[i] != data.labels[i]) {
             INFO("sample " << i << ": label " << data.labels[i] << ", start predicted " << start_pred[i] << ", target "
                            << elsewhere.targets[i]);
-            REQUIRE(at_start);
+            REQUIRE(std::equal(out.row(i), out.row(i) + x.dim(), one_step.row(i)));
+            REQUIRE_FALSE(at_start);
         } else {
             moved += !at_start;
         }

@@ -170,15 +170,17 @@ TEST_CASE("benz_corruptions: a bad --corruptions, --severities or --arms is one 
         {"--corruptions ''", "--corruptions"},
         {"--severities 0,6", "--severities"},
         {"--arms natural,bogus", "--arms"}};
+    const fs::path out = fresh_dir("cw_bc_bad");
     for (const auto& [args, flag] : cases) {
         INFO(args);
-        const Output o = run_experiment("benz_corruptions", "--dataset synthetic --device cpu --out /tmp/cw_bc_bad " + args,
+        const Output o = run_experiment("benz_corruptions", "--dataset synthetic --device cpu --out " + out.string() + " " + args,
                                         "2>&1 >/dev/null");
         CHECK(o.code != 0);
         CHECK(line_count(o.text) == 1);
         CHECK(o.text.find(flag) != std::string::npos);
     }
-    CHECK(!fs::exists("/tmp/cw_bc_bad/natural/history.csv"));   // nothing trained
+    CHECK(!fs::exists(out / "natural" / "history.csv"));   // nothing trained
+    fs::remove_all(out);
 }
 
 TEST_CASE("benz_corruptions: --help lists the common, job and corruption flags", "[benz_corruptions]") {

@@ -167,14 +167,16 @@ TEST_CASE("benz_longtail: a bad --critical-class, --critical-weights or --arms i
         {"--critical-weights 0", "--critical-weights"},
         {"--arms cs_equal", "--arms"},
         {"--arms pgd_at,bogus", "--arms"}};
+    const fs::path out = fresh_dir("cw_bl_bad");
     for (const auto& [args, flag] : cases) {
         INFO(args);
-        const Output o = run_experiment("benz_longtail", "--device cpu --out /tmp/cw_bl_bad " + args, "2>&1 >/dev/null");
+        const Output o = run_experiment("benz_longtail", "--device cpu --out " + out.string() + " " + args, "2>&1 >/dev/null");
         CHECK(o.code != 0);
         CHECK(line_count(o.text) == 1);
         CHECK(o.text.find(flag) != std::string::npos);
     }
-    CHECK(!fs::exists("/tmp/cw_bl_bad/pgd_at/history.csv"));
+    CHECK(!fs::exists(out / "pgd_at" / "history.csv"));
+    fs::remove_all(out);
 }
 
 TEST_CASE("benz_longtail: --help lists the common, job and remedy flags; the paper's setting", "[benz_longtail]") {

@@ -102,13 +102,13 @@ TEST_CASE("Missing datasets list the paths tried and how to get them", "[dataset
     CHECK_THAT(msg, Catch::Contains("make data DATASET=cifar10"));
     CHECK(msg.find('\n') == std::string::npos);
     CHECK_THAT(data_error_of([&] { load_svhn(dir.path(), "test"); }), Catch::Contains("make data DATASET=svhn"));
-    CHECK_THAT(data_error_of([&] { load_gtsrb32(dir.path(), "test"); }), Catch::Contains("unpack.sh"));
+    CHECK_THAT(data_error_of([&] { load_gtsrb32(dir.path(), "test"); }), Catch::Contains("make data DATASET=gtsrb)"));
     CHECK_THAT(data_error_of([&] { load_dataset("cifar100-coarse", "train", dir.path()); }),
                Catch::Contains("make data DATASET=cifar100"));
     CHECK_THAT(data_error_of([&] { load_tiny_imagenet(dir.path(), "train"); }), Catch::Contains("wnids.txt"));
     CHECK_THAT(data_error_of([&] { load_cifar10c(dir.path(), "fog", 1); }), Catch::Contains("fog.npy not found"));
     CHECK_THAT(data_error_of([&] { load_gtsrb(dir.path(), "test"); }), Catch::Contains("GT-final_test.csv"));
-    CHECK_THAT(data_error_of([&] { load_mnist(dir.path(), "train"); }), Catch::Contains("unpack.sh"));
+    CHECK_THAT(data_error_of([&] { load_mnist(dir.path(), "train"); }), Catch::Contains("make data DATASET=mnist;"));
 }
 
 TEST_CASE("Data folder: --data-dir, then CLASSWISE_DATA, then ./data", "[datasets]") {

@@ -1,5 +1,5 @@
-// Checks on the real datasets, where present: $CLASSWISE_DATA or ./data (fill it with
-// ../shared/data/unpack.sh ./data), and Fashion-MNIST from the dataset-fashion-mnist package. Absent data skips.
+// Checks on the real datasets, where present: $CLASSWISE_DATA or ./data (fill it with `make data DATASET=...`), and
+// Fashion-MNIST from the dataset-fashion-mnist package. Absent data skips, saying how to get it.
 #include <catch2/catch.hpp>
 
 #include <optional>
@@ -40,12 +40,18 @@ double plane_mean(const Dataset& d, int channel) {
     return sum / (double(d.size()) * plane * 255.0);
 }
 
+// The skip message: what is missing and what the user can do about it.
+std::string missing(const std::string& name, const std::string& dataset, const std::string& dir) {
+    return name + " not found under " + dir + ". " + cw::data::how_to_get(dataset) +
+           "; or point CLASSWISE_DATA at the folder that holds it";
+}
+
 }  // namespace
 
 TEST_CASE("real data: MNIST counts per class", "[datasets][real-data]") {
     const std::string dir = data_dir();
     auto train = load_if_present([&] { return load_mnist(dir, "train"); }, "mnist: train-images-idx3-ubyte[.gz] not found");
-    if (!train) CW_SKIP("MNIST not found under " + dir + " (../shared/data/unpack.sh " + dir + ")");
+    if (!train) CW_SKIP(missing("MNIST", "mnist", dir));
     CHECK(train->size() == 60000);
     CHECK(train->class_counts() ==
           std::vector<int64_t>{5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949});
@@ -68,7 +74,7 @@ TEST_CASE("real data: Fashion-MNIST (Debian package), 6000 per class", "[dataset
 TEST_CASE("real data: CIFAR-10 counts, batch order and channel means", "[datasets][real-data]") {
     const std::string dir = data_dir();
     auto train = load_if_present([&] { return load_cifar10(dir, "train"); }, "cifar10: data_batch_1.bin not found");
-    if (!train) CW_SKIP("CIFAR-10 not found under " + dir + " (../shared/data/unpack.sh " + dir + ")");
+    if (!train) CW_SKIP(missing("CIFAR-10", "cifar10", dir));
     CHECK(train->size() == 50000);
     CHECK(train->class_counts() == std::vector<int64_t>(10, 5000));
     // data_batch_1 comes first: its official per-class counts.
@@ -90,7 +96,7 @@ TEST_CASE("real data: CIFAR-10 counts, batch order and channel means", "[dataset
 TEST_CASE("real data: GTSRB-32 counts and colour order", "[datasets][real-data]") {
     const std::string dir = data_dir();
     auto train = load_if_present([&] { return load_gtsrb32(dir, "train_half"); }, "gtsrb32: train_half.bin not found");
-    if (!train) CW_SKIP("gtsrb32 not found under " + dir + " (../shared/data/unpack.sh " + dir + ")");
+    if (!train) CW_SKIP(missing("gtsrb32", "gtsrb32", dir));
     CHECK(train->size() == 19605);
     CHECK(train->class_counts() ==
           std::vector<int64_t>{105, 1110, 1125, 705, 990, 930, 210, 720, 705, 735, 1005, 660, 1050, 1080, 390,

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "eval/evaluator.h"
+#include "attacks/ensemble.h"
 #include "attacks/pgd.h"
 #include "tests/test_attacks_fixture.h"
 #include "tests/test_util.h"
@@ -41,7 +42,46 @@ protected:
     }
 };
 
+// Leaves every sample where it is.
+class StayPut : public Attack {
+public:
+    StayPut() : Attack(Norm::Linf, 0.1f, ModelMode::Eval) { set_log(nullptr); }
+    std::string name() const override { return "stay"; }
+    nlohmann::json config() const override { return base_config("stay"); }
+protected:
+    Perturbation perturb(AttackContext& ctx) override { return {ctx.x.clone(), {}, {}}; }
+};
+
 }  // namespace
+
+TEST_CASE("evaluator: an ensemble's accuracy after each stage counts clean-correct samples only (AutoAttack's rule)",
+          "[attacks]") {
+    PixelClassifier model;
+    // s0: a "4" labelled 4, broken by stage 1 (→ 3); s1: a "4" labelled 3, clean-wrong, never attacked; s2: a "0"
+    // labelled 0, robust (clipped at the box); s3: a "2" labelled 2, broken by stage 1 (→ 1). Stage 0 breaks none.
+    EvalBatch b;
+    b.images = Tensor::from_vector({0.4f, 0.4f, 0.f, 0.2f}, {4, 1, 1, 1});
+    b.labels = Tensor::from_labels({4, 3, 0, 2});
+    b.indices = {0, 1, 2, 3};
+    std::vector<std::unique_ptr<Attack>> parts;
+    parts.push_back(std::make_unique<StayPut>());
+    parts.push_back(std::make_unique<ShiftDown>());
+    Ensemble aa("aa", nlohmann::json::object(), std::move(parts));
+    aa.set_log(nullptr);
+    EvalOptions opt;
+    opt.info.classes = {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"};
+    const EvalOutcome out = evaluate(model, batches_from({b}), {&aa}, opt);
+    REQUIRE(out.attacks.size() == 1);
+    const auto& stages = out.attacks[0].stages;
+    REQUIRE(stages.size() == 2);
+    // after "stay": s0, s2, s3 (clean-correct, unbroken) = 3/4; without the clean check s1 would count too (4/4)
+    CHECK(stages[0].first == "stay");
+    CHECK(stages[0].second == Approx(0.75));
+    // after "shift": s2 alone = 1/4 (not 2/4), the ensemble's own accuracy
+    CHECK(stages[1].second == Approx(0.25));
+    CHECK(out.results["evaluations"][1]["accuracy"].get<double>() == Approx(0.25));
+    CHECK(out.results["evaluations"][1]["stages"][1]["accuracy"].get<double>() == Approx(0.25));
+}
 
 TEST_CASE("evaluator: a clean-wrong sample the attack flips to its label is not robust (AutoAttack's rule)",
           "[attacks]") {

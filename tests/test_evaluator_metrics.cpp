@@ -1,4 +1,4 @@
-// Class-wise metrics (fairness.md §A) on a hand-made record set whose confusion matrices, per-class accuracies,
+// Class-wise metrics (docs/protocols/metrics.md) on a hand-made record set whose confusion matrices, per-class accuracies,
 // CFP scores and boundary errors were worked out by hand.
 #include <catch2/catch.hpp>
 

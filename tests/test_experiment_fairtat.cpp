@@ -11,19 +11,20 @@
 using namespace cw_experiments_test;
 
 TEST_CASE("cifar10_fairtat: bad --arms are one line naming the flag", "[experiments]") {
-    Output o = run_experiment("cifar10_fairtat", "--arms nope --out /tmp/cw_never");
+    const std::string out = fresh_dir("cw_never").string();   // never written: every case stops at its flags
+    Output o = run_experiment("cifar10_fairtat", "--arms nope --out " + out);
     CHECK(o.code == 1);
     CHECK(o.text.find("cifar10_fairtat: --arms: no arm 'nope' (arms: natural, pgd_at,") != std::string::npos);
-    o = run_experiment("cifar10_fairtat", "--arms frl --out /tmp/cw_never");
+    o = run_experiment("cifar10_fairtat", "--arms frl --out " + out);
     CHECK(o.code == 1);
     CHECK(o.text == "cifar10_fairtat: --arms: frl, frl_ema and faal_pgd fine-tune the pgd_at arm's best checkpoint: list pgd_at too\n");
-    o = run_experiment("cifar10_fairtat", "--arms pgd_at,faal --out /tmp/cw_never");
+    o = run_experiment("cifar10_fairtat", "--arms pgd_at,faal --out " + out);
     CHECK(o.text == "cifar10_fairtat: --arms: faal fine-tunes the trades arm's best checkpoint: list trades too\n");
 }
 
 TEST_CASE("cifar10_fairtat: CIFAR-100 without its files is one line saying where it looked", "[experiments]") {
     const Output o = run_experiment("cifar10_fairtat", "--quick --dataset cifar100 --data-dir /nonexistent/cw_data "
-                                                       "--arms natural --out /tmp/cw_never");
+                                                       "--arms natural --out " + fresh_dir("cw_never").string());
     INFO(o.text);
     CHECK(o.code == 1);
     const std::string last = o.text.substr(o.text.rfind('\n', o.text.size() - 2) + 1);

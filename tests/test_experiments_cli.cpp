@@ -56,7 +56,8 @@ TEST_CASE("experiments: a missing dataset is one line saying where we looked and
     const std::string missing = "/nonexistent/cw_experiments_data";
     for (const std::string& bin : kBinaries) {
         INFO(bin);
-        const Output o = run_experiment(bin, "--data-dir " + missing + " --epochs 1 --device cpu --out /tmp/cw_exp_missing",
+        const Output o = run_experiment(bin, "--data-dir " + missing + " --epochs 1 --device cpu --out " +
+                                                 fresh_dir("cw_exp_missing").string(),
                                         "2>&1 >/dev/null");
         CHECK(o.code == 1);
         CHECK(line_count(o.text) == 1);

@@ -79,7 +79,8 @@ TEST_CASE("frl_tables: the arms, Table 1 and the per-epoch largest constraint vi
 }
 
 TEST_CASE("frl_tables: FRL arms without PGD-AT need a hot start, said in one line", "[experiments]") {
-    const Output o = run_experiment("frl_tables", "--dataset synthetic --methods frl_rw --out /tmp/cw_frl_nohot", "2>&1 >/dev/null");
+    const Output o = run_experiment("frl_tables", "--dataset synthetic --methods frl_rw --out " + fresh_dir("cw_frl_nohot").string(),
+                                    "2>&1 >/dev/null");
     CHECK(o.code == 1);
     CHECK(o.text == "frl_tables: --methods: the FRL arms fine-tune PGD-AT's best_robust checkpoint: keep pgd_at in "
                     "--methods or give --hot-start FILE\n");

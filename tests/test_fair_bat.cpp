@@ -1,4 +1,4 @@
-// BAT (fairness.md §E.2, our reconstruction): the per-class early-stop budget, the class-wise early-stopped PGD
+// BAT (docs/protocols/bat.md, our reconstruction): the per-class early-stop budget, the class-wise early-stopped PGD
 // (equal budgets = attacks::EarlyStopPgd with CFA semantics; τ = 0 rows stay at the random start), the
 // uniform-target regulariser on hand-made logits, the loss's per-sample terms, and state save/load.
 #include <catch2/catch.hpp>

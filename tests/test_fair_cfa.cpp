@@ -1,4 +1,4 @@
-// CFA (fairness.md §C): the class-wise calibrated ε_k (CCM) and β_k (CCR) from the previous epoch's t_k, the
+// CFA (docs/protocols/cfa.md): the class-wise calibrated ε_k (CCM) and β_k (CCR) from the previous epoch's t_k, the
 // begin epoch, the switches, the per-base λ1, class state and its save/load, and the family's names and flags.
 #include <catch2/catch.hpp>
 
@@ -132,7 +132,14 @@ TEST_CASE("cfa and fair_tat: registry names, descriptions, flags and bad values"
     CHECK(make_method("cfa_fat", options(10))->describe().find("CFA semantics") != std::string::npos);
     CHECK(make_method("cfa_at", options(10))->describe().find("attack in train mode") != std::string::npos);
     CHECK(make_method("fair_tat", options(10))->describe().find("softmax(2*CFP)") != std::string::npos);
-    CHECK(make_method("cfa_at", options(10))->clean_forward_after_step() == CleanForward::Train);
+    // CFA's train_epoch runs the clean train-mode forward after every step whatever the base (TRADES alone would
+    // not, FAT neither).
+    for (const char* n : {"cfa_at", "cfa_trades", "cfa_fat"}) {
+        INFO(n);
+        CHECK(make_method(n, options(10))->clean_forward_after_step() == CleanForward::Train);
+        CHECK(make_method(n, options(10))->describe().find("clean forward after step: train") != std::string::npos);
+    }
+    CHECK(make_method("trades", options(10))->clean_forward_after_step() == CleanForward::Off);
     const std::string tt = make_method("fair_tat_trades", options(10))->describe();
     CHECK(tt.find("attack in eval mode") != std::string::npos);
     CHECK(tt.find("start x + 0.001*N(0,I)") != std::string::npos);

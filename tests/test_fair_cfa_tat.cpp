@@ -1,4 +1,4 @@
-// FAIR-TAT (fairness.md §D.2, D.4): the target prior by hand, draws that never hit the true class and follow the
+// FAIR-TAT (docs/protocols/fair_tat.md §2, §4): the target prior by hand, draws that never hit the true class and follow the
 // prior, uniform targets in epoch 0 and in the random-target ablation, ε scaling, class state and save/load.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// FRL's multiplier ascent and WAT's Hedge weights on hand-worked numbers (fairness.md §B.2, §E.1), and the
+// FRL's multiplier ascent and WAT's Hedge weights on hand-worked numbers (docs/protocols/frl.md §2, docs/protocols/wat.md), and the
 // per-sample coefficients of their cost-sensitive TRADES losses.
 #include <catch2/catch.hpp>
 
@@ -7,7 +7,9 @@
 #include "fairness/methods/frl.h"
 #include "fairness/methods/frl_baseline_rw.h"
 #include "fairness/methods/frl_update.h"
+#include "fairness/methods/validation_pass.h"
 #include "fairness/methods/wat.h"
+#include "nn/layers.h"
 #include "jobs/registry.h"
 
 using namespace cw;
@@ -21,7 +23,43 @@ void check_vec(const std::vector<double>& got, const std::vector<double>& want, 
         CHECK(got[i] == Approx(want[i]).epsilon(1e-12).margin(margin));
     }
 }
+// Sends every image to a fixed point: the "attack" of a hand-worked validation pass.
+class SendTo : public attacks::Attack {
+public:
+    explicit SendTo(std::vector<float> points) : Attack(attacks::Norm::Linf, 1.f, attacks::ModelMode::Eval), p_(std::move(points)) {
+        set_log(nullptr);
+    }
+    std::string name() const override { return "send"; }
+    nlohmann::json config() const override { return base_config("send"); }
+protected:
+    attacks::Perturbation perturb(attacks::AttackContext& ctx) override {
+        return {Tensor::from_vector(p_, ctx.x.shape(), ctx.device()), {}, {}};
+    }
+private:
+    std::vector<float> p_;
+};
 }  // namespace
+
+TEST_CASE("frl: validation errors count a sample correct under the attack as robust, whatever its clean prediction "
+          "(FRL's code)",
+          "[fair]") {
+    // Logits are the images [4, 2, 1, 1]. Labels 0, 0, 0, 1:
+    //   s0 clean right, attacked right; s1 clean right, attacked wrong; s2 clean WRONG, attacked right; s3 clean
+    //   wrong, attacked right.
+    auto model = std::make_shared<nn::Lambda>([](const Tensor& x) { return reshape(x, {x.size(0), x.size(1)}); });
+    const Tensor clean = Tensor::from_vector({0.9f, 0.1f, 0.9f, 0.1f, 0.1f, 0.9f, 0.9f, 0.1f}, {4, 2, 1, 1});
+    SendTo attack({0.9f, 0.1f, 0.1f, 0.9f, 0.9f, 0.1f, 0.1f, 0.9f});
+    EvalSplit split{"val", eval::batches_from({{clean, Tensor::from_labels({0, 0, 0, 1}), {0, 1, 2, 3}}})};
+    const SplitScores s = any_correct_scores(*model, split, attack, 2, 1);
+    check_vec(s.clean.per_class_accuracy, {2.0 / 3, 0.0});
+    // The code: class 0 robust 2/3 (s0, s2), class 1 1/1 (s3); the evaluator's AutoAttack rule gives 1/3 and 0.
+    check_vec(s.robust.per_class_accuracy, {2.0 / 3, 1.0});
+    CHECK(s.robust.accuracy == Approx(0.75));
+    // So the boundary error of class 0 is 0, of class 1 is −1 (clean 0, robust 1) — what FRL's code feeds its update.
+    const FrlValidationErrors e = frl_errors(s.clean.per_class_accuracy, s.robust.per_class_accuracy, s.clean.accuracy,
+                                             s.robust.accuracy);
+    check_vec(e.bdy, {0.0, -1.0});
+}
 
 TEST_CASE("frl: Norm clamps at 0 then rescales onto sum <= lim", "[fair]") {
     check_vec(frl_norm({0.4, -0.2, 0.3}, 0.5), {0.4 * 0.5 / 0.7, 0.0, 0.3 * 0.5 / 0.7});   // clamp first: Σ = 0.7
@@ -53,8 +91,16 @@ TEST_CASE("frl: violations are measured against the overall errors and tau1 / ta
     check_vec(absent.nat, {0.1 - 0.2 - 0.05, -0.05});
 }
 
-TEST_CASE("frl_rwrm: the multipliers of a violating class rise, then fall back to 0 when it stops violating", "[fair]") {
+// The paper's tolerances (flags; the scripts' are the defaults), which the hand numbers above use.
+MethodOptions paper_tolerances() {
     MethodOptions o;
+    o.frl.tau1 = 0.05;
+    o.frl.tau2 = 0.07;
+    return o;
+}
+
+TEST_CASE("frl_rwrm: the multipliers of a violating class rise, then fall back to 0 when it stops violating", "[fair]") {
+    MethodOptions o = paper_tolerances();
     o.eps = 8.f / 255;
     Frl frl(FrlVariant::ReweightRemargin, o);   // τ1 0.05, τ2 0.07, r1 0.05, r2 0.2, lim 0.5, m ∈ [0.98, 3]
     frl.update(0, kNat, kRob, kOverallNat, kOverallRob);
@@ -80,7 +126,7 @@ TEST_CASE("frl_rwrm: the multipliers of a violating class rise, then fall back t
 }
 
 TEST_CASE("frl: the variants run their own lines of the update; r1 is halved at epoch 40", "[fair]") {
-    MethodOptions o;
+    const MethodOptions o = paper_tolerances();
     Frl rw(FrlVariant::Reweight, o), rm(FrlVariant::Remargin, o);
     rw.update(0, kNat, kRob, kOverallNat, kOverallRob);
     rm.update(0, kNat, kRob, kOverallNat, kOverallRob);
@@ -111,7 +157,7 @@ TEST_CASE("frl: the projection caps the multipliers at lim after many violating 
 }
 
 TEST_CASE("frl: per-sample coefficients are w(y_i) / sum_b w(y_b), beta on the KL side", "[fair]") {
-    MethodOptions o;
+    const MethodOptions o = paper_tolerances();
     Frl frl(FrlVariant::ReweightRemargin, o);
     frl.update(0, kNat, kRob, kOverallNat, kOverallRob);
     const std::vector<int32_t> labels = {0, 2, 2};
@@ -120,6 +166,52 @@ TEST_CASE("frl: per-sample coefficients are w(y_i) / sum_b w(y_b), beta on the K
     const double sn = wn0 + 2 * wn2, sb = wb0 + 2 * wb2;   // Σ_b w(y_b), not B and not Σ_k w_k
     check_vec({c.ce[0], c.ce[1], c.ce[2]}, {wn0 / sn, wn2 / sn, wn2 / sn}, 1e-7);
     check_vec({c.kl[0], c.kl[1], c.kl[2]}, {1.5 * wb0 / sb, 1.5 * wb2 / sb, 1.5 * wb2 / sb}, 1e-7);
+}
+
+TEST_CASE("frl: each variant's defaults are its script's (frlrw.py, frlrm.py, frlrmrw.py); flags override", "[fair]") {
+    struct Want {
+        FrlVariant v;
+        double tau1, tau2, beta, lim, r2, m_hi;
+    };
+    for (const Want& w : {Want{FrlVariant::Reweight, 0.10, 0.10, 1.5, 0.5, 0.2, 3.0},
+                          Want{FrlVariant::Remargin, 0.10, 0.10, 1.0, 0.3, 0.1, 2.5},
+                          Want{FrlVariant::ReweightRemargin, 0.07, 0.07, 1.5, 0.5, 0.2, 3.0}}) {
+        const FrlOptions f = Frl(w.v, MethodOptions{}).settings();
+        INFO("variant " << static_cast<int>(w.v));
+        CHECK(f.tau1 == w.tau1);
+        CHECK(f.tau2 == w.tau2);
+        CHECK(f.beta == w.beta);
+        CHECK(f.lim == w.lim);
+        CHECK(f.r2 == w.r2);
+        CHECK(f.m_hi == w.m_hi);
+    }
+    const FrlOptions paper = Frl(FrlVariant::Remargin, paper_tolerances()).settings();
+    CHECK(paper.tau1 == 0.05);
+    CHECK(paper.tau2 == 0.07);
+    // The defaults reach the update: remargin's γ_nat(2) = 0.4 − 0.2 − 0.10 = 0.10 (not 0.15 at the paper's τ1).
+    Frl rm(FrlVariant::Remargin, MethodOptions{});
+    rm.update(0, kNat, kRob, kOverallNat, kOverallRob);
+    check_vec(rm.multipliers().nat, {0, 0, 0.05 * 0.10});
+    // λ_m = r2·γ_bdy = 0.1·({0.3, 0.3, 0.4} − 0.3 − 0.10)
+    check_vec(rm.multipliers().m, {-0.01, -0.01, 0.0});
+}
+
+TEST_CASE("frl_rm: one normaliser, sum(w_nat*CE + beta*w_bdy*KL) / sum(w_nat + w_bdy) (frlrm.py)", "[fair]") {
+    const MethodOptions o = paper_tolerances();
+    Frl frl(FrlVariant::Remargin, o);   // β 1.0
+    frl.update(0, kNat, kRob, kOverallNat, kOverallRob);
+    // λ_nat = {0, 0, 0.0075} as for rwrm: w_nat = {1/3 − 0.0025, 1/3 − 0.0025, 1/3 + 0.005}; w_bdy = 1/3 each.
+    const std::vector<int32_t> labels = {0, 2, 2};
+    const TradesCoefficients c = frl.loss_coefficients(labels);
+    const double wn0 = 1.0 / 3 - 0.0025, wn2 = 1.0 / 3 + 0.005, wb = 1.0 / 3;
+    const double s = wn0 + 2 * wn2 + 3 * wb;   // Σ_b (w_nat(y_b) + w_bdy(y_b)) = 1.0075 + 1
+    check_vec({c.ce[0], c.ce[1], c.ce[2]}, {wn0 / s, wn2 / s, wn2 / s}, 1e-7);
+    check_vec({c.kl[0], c.kl[1], c.kl[2]}, {wb / s, wb / s, wb / s}, 1e-7);
+    MethodOptions b = o;
+    b.frl.beta = 2;
+    Frl doubled(FrlVariant::Remargin, b);
+    doubled.update(0, kNat, kRob, kOverallNat, kOverallRob);
+    CHECK(doubled.loss_coefficients(labels).kl[1] == Approx(2 * wb / s).epsilon(1e-6));
 }
 
 TEST_CASE("frl: the TRADES attack uses eps*m(y) per sample; RWRM's step is max_b(eps_b)/4 of the batch", "[fair]") {

@@ -1,4 +1,4 @@
-// The long-tail remedies of fairness.md §F on hand-computed cases: cost-sensitive and class-balanced weights, LDAM
+// The long-tail remedies of docs/protocols/longtail.md on hand-computed cases: cost-sensitive and class-balanced weights, LDAM
 // margins and logits, the weighted-CE per-sample terms, the cosine regulariser, the critical-class target draw, the
 // DRW switch, state save/load and the option errors.
 #include <catch2/catch.hpp>

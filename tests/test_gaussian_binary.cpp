@@ -1,5 +1,5 @@
 // experiments/gaussian_theory end to end: its --quick protocol on a tiny configuration writes one results.json per
-// trained model that carries the contract's fields (/work/shared/spec/results_json.md), theory.csv and the page.
+// trained model that carries the contract's fields (docs/results_json.md), theory.csv and the page.
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>

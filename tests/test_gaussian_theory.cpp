@@ -1,5 +1,5 @@
-// FRL §3's closed forms (datasets/gaussian_theory.h) against the spec's test vectors (gaussian_theory.md §5), the
-// spec's brute-force and Monte Carlo checks (§6), an ε₀ ≠ ε case, and the admissibility rules.
+// FRL §3's closed forms (datasets/gaussian_theory.h) against the reference values of docs/protocols/gaussian_theory.md §5,
+// its brute-force and Monte Carlo checks (§6), an ε₀ ≠ ε case, and the admissibility rules.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -25,7 +25,7 @@ void check_relative(double got, double want, double tol = 1e-5) {
     CHECK(std::fabs(got - want) <= tol * std::fabs(want));
 }
 
-// The sweeps in the spec print 4-5 significant digits: match to half a unit of the last digit printed.
+// The sweeps on the page print 4-5 significant digits: match to half a unit of the last digit printed.
 void check_printed(double got, const std::string& printed) {
     const double want = std::strtod(printed.c_str(), nullptr);
     const size_t e = printed.find_first_of("eE");
@@ -34,13 +34,13 @@ void check_printed(double got, const std::string& printed) {
     const int decimals = dot == std::string::npos ? 0 : int(mantissa.size() - dot - 1);
     const int exponent = e == std::string::npos ? 0 : std::atoi(printed.c_str() + e + 1);
     const double half_unit = 0.5 * std::pow(10.0, exponent - decimals);
-    INFO("got " << got << ", spec prints " << printed);
+    INFO("got " << got << ", the page prints " << printed);
     CHECK(std::fabs(got - want) <= half_unit * (1 + 1e-9));
 }
 
 double sum2(const ClassErrors& e) { return e.error[0] + e.error[1]; }
 
-// The spec's bias search (§6.1): a 2001-point grid over ±(μ + 10Kσ‖w‖), then golden-section refinement around the
+// The page's bias search (§6.1): a 2001-point grid over ±(μ + 10Kσ‖w‖), then golden-section refinement around the
 // best grid point. Returns the minimising b; `total` receives the minimum.
 double brute_force_bias(const GaussianTheoryParams& p, double a, double c, double t, double* total) {
     const cw::data::GaussianMixtureParams& g = p.data;
@@ -86,7 +86,7 @@ int best_direction(const GaussianTheoryParams& p, double t, double* total) {
 
 }  // namespace
 
-TEST_CASE("gaussian theory: the spec's test vectors G1, G2, G3 to relative 1e-5", "[gaussian]") {
+TEST_CASE("gaussian theory: the reference values G1, G2, G3 to relative 1e-5", "[gaussian]") {
     struct Row {
         const char* quantity;
         double g1, g2, g3;
@@ -129,7 +129,7 @@ TEST_CASE("gaussian theory: the spec's test vectors G1, G2, G3 to relative 1e-5"
     }
 }
 
-TEST_CASE("gaussian theory: the spec's d and K sweeps, to the digits printed", "[gaussian]") {
+TEST_CASE("gaussian theory: the d and K sweeps of the page, to the digits printed", "[gaussian]") {
     SECTION("d sweep (G1 otherwise): the natural gap shrinks with d, f_adv does not depend on d") {
         struct D {
             int d;
@@ -201,7 +201,7 @@ TEST_CASE("gaussian theory: the theorems are the generic formula at the optimal 
 }
 
 TEST_CASE("gaussian theory: test radius eps0 different from the training radius eps", "[gaussian]") {
-    // Expected values from the spec's G1 z-scores plus the robust shift of each optimum, by hand:
+    // Expected values from G1's z-scores (§5) plus the robust shift of each optimum, by hand:
     // f_adv moves by √m·ε₀/σ_y, f by ε₀(mγ + dη)/(σ_y√S) = ε₀·110/√20 for G1.
     GaussianTheoryParams p = preset("G1");
     p.eps0 = 0.25;
@@ -274,7 +274,7 @@ TEST_CASE("gaussian theory: inadmissible parameters are rejected with one line n
 TEST_CASE("gaussian theory: brute-force minimisation of the generic formula finds the closed forms", "[gaussian]") {
     struct Expect {
         const char* name;
-        double b_nat, clean_total, robust_total;   // spec §6.1 and §6.2
+        double b_nat, clean_total, robust_total;   // §6.1 and §6.2 of the page
     };
     for (const Expect& e : {Expect{"G1", 5.982301, 0.00269767, 0.26948716}, Expect{"G2", 4.024930, 0.12667461, 0.53949544},
                             Expect{"G3", 0.810243, 0.15063711, 0.45945963}}) {

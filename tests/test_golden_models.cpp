@@ -21,6 +21,7 @@
 #include "nn/model_registry.h"
 #include "nn/safetensors.h"
 #include "tests/golden_weights.h"
+#include "tests/fixture_file.h"
 #include "tests/test_nn_util.h"
 
 using namespace cw;
@@ -58,18 +59,11 @@ Agreement compare(const std::vector<float>& got, const std::vector<float>& want)
 bool within_kink_flips(double worst, double exact) { return worst <= kTolerance || (exact >= 0.5 && worst <= 5e-2); }
 
 const st::File& golden_file() {
-    static const st::File file = [] {
-        const std::string path = cw_nn_test::fixture_path("golden_models.safetensors");
-        if (path.empty()) FAIL("tests/fixtures/golden_models.safetensors missing (tools/make_golden_models.py)");
-        return st::read_file(path);
-    }();
-    return file;
+    return cw_nn_test::fixture_file("golden_models.safetensors", "tools/make_golden_models.py");
 }
 
 std::vector<float> golden(const std::string& name) {
-    const auto it = golden_file().tensors.find(name);
-    if (it == golden_file().tensors.end()) FAIL("golden_models.safetensors has no tensor '" << name << "'");
-    return st::to_f32(it->second, name);
+    return cw_nn_test::fixture_f32(golden_file(), "golden_models.safetensors", name);
 }
 
 bool has_batchnorm(nn::Module& model) {

@@ -1,4 +1,4 @@
-// Weight averaging (training.md §10): the math over every state entry, BN buffers included, and the hooks.
+// Weight averaging (docs/protocols/training.md §10): the math over every state entry, BN buffers included, and the hooks.
 #include "nn/ema.h"
 #include "nn/layers.h"
 #include "tests/test_nn_util.h"

@@ -43,7 +43,7 @@ TEST_CASE("optim: SGD matches torch.optim.SGD (momentum, Nesterov, dampening, we
             return nn::SGD(std::move(ps), o);
         };
     };
-    // SGD(lr=0.1, momentum=0.9, weight_decay=5e-4): the training.md §3 recipe
+    // SGD(lr=0.1, momentum=0.9, weight_decay=5e-4): the docs/protocols/training.md §3 recipe
     require_trajectory(sgd(0.1f, 0.9f, 0.f, 5e-4f, false), {{0.94995f, -2.0249f, 0.599975f},
                                                             {0.934857502f, -2.12720876f, 0.679922501f},
                                                             {0.901227512f, -2.15918027f, 0.711841256f}});

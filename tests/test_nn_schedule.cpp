@@ -1,4 +1,4 @@
-// Learning-rate schedules at known points (training.md §3, §6).
+// Learning-rate schedules at known points (docs/protocols/training.md §3, §6).
 #include "nn/schedule.h"
 #include "tests/test_nn_util.h"
 

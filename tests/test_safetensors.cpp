@@ -22,7 +22,7 @@ using Bytes = std::vector<uint8_t>;
 
 namespace {
 
-// A file as the spec lays it out: u64 LE header length, header, data.
+// A file as docs/protocols/safetensors.md §1 lays it out: u64 LE header length, header, data.
 Bytes raw(const std::string& header, const Bytes& data = {}) {
     Bytes out(8 + header.size() + data.size());
     for (int i = 0; i < 8; ++i) out[i] = static_cast<uint8_t>(static_cast<uint64_t>(header.size()) >> (8 * i));
@@ -83,7 +83,7 @@ st::TensorRecord record(st::DType d, std::vector<int64_t> shape, Bytes bytes) {
 
 }  // namespace
 
-// ---- the spec's byte-exact vectors --------------------------------------------------------------------------
+// ---- the byte-exact vectors of docs/protocols/safetensors.md §2 ----------------------------------------------
 
 TEST_CASE("safetensors spec vector 1: one F32 tensor [1,2,3]", "[safetensors]") {
     const std::string json = R"({"attn.0":{"dtype":"F32","shape":[1,2,3],"data_offsets":[0,24]}})";

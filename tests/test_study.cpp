@@ -39,7 +39,7 @@ std::string summary_table(const std::string& md) {   // the table, without the w
 }  // namespace
 
 TEST_CASE("study: arms from a method list, bad lists named", "[study]") {
-    const train::JobConfig base = tiny_base("/tmp/unused");
+    const train::JobConfig base = tiny_base((std::filesystem::temp_directory_path() / "cw_study_unused").string());
     const auto arms = study::arms_for_methods("--methods", "natural,pgd_at", base);
     REQUIRE(arms.size() == 2);
     REQUIRE(arms[1].name == "pgd_at");
@@ -120,5 +120,90 @@ TEST_CASE("study: the CPU estimate times a few steps of the first adversarial ar
     const std::string text = log.str();
     const double per_step = std::stod(text.substr(text.find("takes ") + 6));
     REQUIRE(seconds == Approx(per_step * 3 * 4 * (1 + 1.0 / 3)).margin(0.005 * 3 * 4 * (1 + 1.0 / 3)));   // per_step printed to 0.01
-    REQUIRE(!fs::exists(fs::path(out) / ".estimate"));
+    REQUIRE(!fs::exists(fs::path(out) / (".estimate." + std::to_string(getpid()))));
+}
+
+namespace {
+// A study on the synthetic set (no files): two arms of LeNet-5, a few hundred images.
+study::Study synthetic_study(const std::string& out, int64_t epochs) {
+    train::JobConfig base = tiny_base(out);
+    base.data.dataset = "synthetic";
+    base.data.classes = "all";
+    base.data.train_n = 200;
+    base.data.batch_size = 50;
+    base.arch = "lenet5";
+    base.common.epochs = epochs;
+    base.common.device = "cpu";
+    study::Study s;
+    s.title = "tiny synthetic";
+    s.arms = study::arms_for_methods("--methods", "natural,pgd_at", base);
+    return s;
+}
+}  // namespace
+
+TEST_CASE("study: on a CPU, a run over --ask-above asks from a terminal, needs --yes without one", "[study]") {
+    cw_nn_test::ScratchDir dir;
+    const std::string out = (dir.path / "ask").string();
+    const study::Study s = synthetic_study(out, 1000);
+    cli::CommonFlags common = s.arms[0].job.common;
+    study::StudyFlags flags;
+    flags.ask_above_s = 0;   // any estimate exceeds it
+    auto confirm = [&](const cli::CommonFlags& c, const study::StudyFlags& f, const std::string& answer,
+                       bool terminal, bool started, std::string& log) {
+        std::ostringstream os;
+        std::istringstream in(answer);
+        const int code = study::confirm_training(s, c, f, started, os, in, terminal);
+        log = os.str();
+        return code;
+    };
+    std::string log;
+    // No terminal, no --yes: not started, with the estimate and the three ways forward.
+    REQUIRE(confirm(common, flags, "", false, false, log) == study::kNotConfirmedExit);
+    INFO(log);
+    CHECK(log.find("estimate: one pgd_at step takes") != std::string::npos);
+    CHECK(log.find("  --quick ") != std::string::npos);
+    CHECK(log.find("  a GPU ") != std::string::npos);
+    CHECK(log.find("  --yes ") != std::string::npos);
+    CHECK(log.find("not started: no terminal to ask and no --yes") != std::string::npos);
+    CHECK(log.find("[y/N]") == std::string::npos);
+    // A terminal: asked; y / YES go on, anything else (or end of input) does not.
+    CHECK(confirm(common, flags, "y\n", true, false, log) == -1);
+    CHECK(log.find("[y/N]") != std::string::npos);
+    CHECK(confirm(common, flags, "YES\n", true, false, log) == -1);
+    CHECK(confirm(common, flags, "n\n", true, false, log) == study::kNotConfirmedExit);
+    CHECK(log.find("not started (answer 'n')") != std::string::npos);
+    CHECK(confirm(common, flags, "", true, false, log) == study::kNotConfirmedExit);
+    // --yes: the ways forward are printed, nothing asked, training may start.
+    study::StudyFlags yes = flags;
+    yes.yes = true;
+    CHECK(confirm(common, yes, "", false, false, log) == -1);
+    CHECK(log.find("--yes: training on this CPU") != std::string::npos);
+    // Under the threshold: the estimate only.
+    study::StudyFlags high = flags;
+    high.ask_above_s = 1e9;
+    CHECK(confirm(common, high, "", false, false, log) == -1);
+    CHECK(log.find("estimate: one pgd_at step takes") != std::string::npos);
+    CHECK(log.find("Ways forward") == std::string::npos);
+    // --quick, and --resume of a started study: no probe, no question.
+    cli::CommonFlags quick = common;
+    quick.quick = true;
+    CHECK(confirm(quick, flags, "", false, false, log) == -1);
+    CHECK(log.empty());
+    cli::CommonFlags resume = common;
+    resume.resume = true;
+    CHECK(confirm(resume, flags, "", false, true, log) == -1);
+    CHECK(log.empty());
+    CHECK(confirm(resume, flags, "", false, false, log) == study::kNotConfirmedExit);   // nothing started yet: asked
+    REQUIRE(!fs::exists(fs::path(out) / "natural"));
+    REQUIRE(!fs::exists(fs::path(out) / (".estimate." + std::to_string(getpid()))));
+}
+
+TEST_CASE("study: any_started sees a job's folder with its job.json", "[study]") {
+    cw_nn_test::ScratchDir dir;
+    const fs::path out = dir.path / "none";
+    REQUIRE(!study::any_started({(out / "natural").string()}));
+    fs::create_directories(out / "natural");
+    REQUIRE(!study::any_started({(out / "natural").string()}));   // an empty folder: nothing started
+    util::write_file_atomic((out / "natural" / "job.json").string(), "{}");
+    REQUIRE(study::any_started({(out / "pgd_at").string(), (out / "natural").string()}));
 }

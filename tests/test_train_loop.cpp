@@ -2,7 +2,9 @@
 // stops with the checkpoint intact, the per-class gradient audit decomposes the real step, the CSV files.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <csignal>
+#include <functional>
 #include <fstream>
 #include <sstream>
 
@@ -16,12 +18,14 @@
 #include "train/class_stats.h"
 #include "train/csv_rows.h"
 #include "train/step_audit.h"
+#include "jobs/registry.h"
 #include "train/trainer.h"
 #include "util/csv.h"
 
 using namespace cw;
 using namespace cw::train;
 using cw_nn_test::ScratchDir;
+using cw_train_test::QuietAttacks;
 
 namespace {
 
@@ -63,16 +67,21 @@ private:
 struct Run {
     std::shared_ptr<data::Dataset> data = cw_train_test::band_dataset(96, 11);
     std::shared_ptr<data::Dataset> test = cw_train_test::band_dataset(30, 12);
+    std::function<std::shared_ptr<nn::Module>()> make_model;
     std::shared_ptr<nn::Module> model;
     CountingNatural method;
+    Method* other_method = nullptr;   // instead of `method`
     Rng loader_rng;
     std::unique_ptr<data::Loader> loader;
     TrainerConfig config;
     bool with_val = false;
+    int64_t val_n = 30;               // the validation split: the first val_n test images (labels i % 3)
 
-    Run(const std::string& out, uint64_t seed = 5) : loader_rng(seed + 1) {
+    Run(const std::string& out, uint64_t seed = 5,
+        std::function<std::shared_ptr<nn::Module>()> factory = [] { return cw_train_test::band_model(); })
+        : make_model(std::move(factory)), loader_rng(seed + 1) {
         manual_seed(seed);
-        model = cw_train_test::band_model();
+        model = make_model();
         data::LoaderOptions lo;
         lo.batch_size = 16;
         loader = std::make_unique<data::Loader>(data, lo, loader_rng);
@@ -91,8 +100,8 @@ struct Run {
     TrainResult go() {
         TrainSetup s;
         s.model = model;
-        s.new_model = [] { return cw_train_test::band_model(); };
-        s.method = &method;
+        s.new_model = make_model;
+        s.method = other_method ? other_method : &method;
         s.loader = loader.get();
         std::vector<eval::EvalBatch> batches;
         std::vector<int64_t> idx(30);
@@ -100,7 +109,11 @@ struct Run {
         data::Batch b = data::make_batch(*test, idx);
         batches.push_back({b.images, b.labels, b.indices});
         s.evals = {{"test", eval::batches_from(batches)}};
-        if (with_val) s.evals.insert(s.evals.begin(), {"val", eval::batches_from(batches)});
+        if (with_val) {
+            std::vector<int64_t> vidx(idx.begin(), idx.begin() + val_n);
+            data::Batch v = data::make_batch(*test, vidx);
+            s.evals.insert(s.evals.begin(), {"val", eval::batches_from({{v.images, v.labels, v.indices}})});
+        }
         s.class_names = data->class_names;
         s.model_metadata = {{"arch", "toy"}};
         return Trainer(s, config).run();
@@ -162,6 +175,49 @@ TEST_CASE("trainer: an interrupted run resumed from its state ends bit-identical
     CHECK(state_values(*a) == state_values(*b));
     CHECK(run_record(cut_dir.path) == run_record(straight_dir.path));
     CHECK(rest.method.class_state() == straight.method.class_state());
+}
+
+TEST_CASE("trainer: with dropout and a method that draws random numbers, a resumed run is bit-identical", "[train]") {
+    // band_model with a dropout layer (global_rng's stream: every training forward draws a mask) under PGD-AT
+    // (random starts from the method's stream). Both streams must come back from the state file: the resumed leg
+    // seeds everything differently.
+    auto dropout_model = [] {
+        auto m = std::make_shared<nn::Sequential>();
+        m->add(std::make_shared<nn::Conv2d>(1, 4, 3, 1, 1));
+        m->add(std::make_shared<nn::ReLU>());
+        m->add(std::make_shared<nn::Dropout>(0.3f));
+        m->add(std::make_shared<nn::Flatten>());
+        m->add(std::make_shared<nn::Linear>(4 * 36, 3));
+        return std::shared_ptr<nn::Module>(m);
+    };
+    MethodOptions o;
+    o.eps = 0.1f;
+    o.alpha = 0.04f;
+    o.steps = 2;
+    QuietAttacks quiet;
+    ScratchDir straight_dir, cut_dir;
+    auto straight_method = make_method("pgd_at", o);
+    Run straight(straight_dir.path.string(), 5, dropout_model);
+    straight.other_method = straight_method.get();
+    straight.config.audit_steps = 0;
+    straight.go();
+
+    auto first_method = make_method("pgd_at", o);
+    Run first(cut_dir.path.string(), 5, dropout_model);
+    first.other_method = first_method.get();
+    first.config.audit_steps = 0;
+    first.config.interrupt_after_steps = 8;   // mid-epoch 2
+    REQUIRE(first.go().interrupted);
+
+    auto rest_method = make_method("pgd_at", o);
+    Run rest(cut_dir.path.string(), /*seed=*/999, dropout_model);
+    rest.other_method = rest_method.get();
+    rest.config.audit_steps = 0;
+    rest.config.seed = 5;
+    rest.config.resume = true;
+    REQUIRE(rest.go().steps == 18);
+    CHECK(state_values(*rest.model) == state_values(*straight.model));
+    CHECK(run_record(cut_dir.path) == run_record(straight_dir.path));
 }
 
 TEST_CASE("trainer: SIGTERM mid-epoch saves a resumable state and the resumed run matches", "[train]") {
@@ -314,6 +370,29 @@ TEST_CASE("step audit: class shares come from the whole batch's graph and add up
     CHECK(std::abs(std::sqrt(sq0) - shares.classes[0].grad_norm) > 1e-3 * shares.classes[0].grad_norm);
 }
 
+TEST_CASE("steps.csv: loss is the class's share of the batch loss, loss_mean = loss * B / n", "[train]") {
+    ScratchDir dir;
+    const std::string path = (dir.path / "steps.csv").string();
+    {
+        StepsCsv csv(path, {"a", "b", "c"}, {});
+        StepShares s;
+        s.loss = 0.9;   // B = 4: class a has 2 samples (their l_i = CE_i/B sum to 0.3), b 2 (0.6), c none
+        s.grad_norm = 1;
+        s.classes = {{2, 0.3, 0.5, 0.8}, {2, 0.6, 0.25, 0.5}, {0, 0.0, 0.0, 0.0}};
+        csv.write(0, 1, 1, 0.1, s, {});
+    }
+    std::stringstream in(cw_train_test::file_text(path));
+    std::string line;
+    std::getline(in, line);
+    std::vector<std::string> rows;
+    while (std::getline(in, line)) rows.push_back(line);
+    REQUIRE(rows.size() == 4);
+    CHECK(rows[0] == "0,1,1,0.1,all,all,4,0.9,0.9,1,1");
+    CHECK(rows[1] == "0,1,1,0.1,0,a,2,0.3,0.6,0.5,0.8");     // mean CE of class a: 0.3 * 4 / 2
+    CHECK(rows[2] == "0,1,1,0.1,1,b,2,0.6,1.2,0.25,0.5");    // 0.6 * 4 / 2
+    CHECK(rows[3] == "0,1,1,0.1,2,c,0,0,,0,0");               // no samples: no mean
+}
+
 TEST_CASE("class stats: accuracy, CFA's t_k form and FAIR-TAT's CFP", "[train]") {
     ClassStats s(3);
     // labels 0 0 1 1 2 2 ; predictions 0 1 1 1 1 0 → correct 1,2,0; false positives: class1 ×2 (from 0 and 2), class0 ×1
@@ -384,6 +463,36 @@ TEST_CASE("trainer: FAWA averages an epoch in only when its worst validation cla
     CHECK(r.ema_last_path.empty());
     CHECK_THAT(cw_train_test::file_text(closed_dir.path / "selection.json"), Catch::Contains("\"rejected\": 3"));
     CHECK(cw_train_test::file_text(closed_dir.path / "history.csv").find("\n3,fawa,0,") != std::string::npos);
+
+    // At the threshold exactly: accepted (worst >= threshold, CFA's code). 12 validation images, 4 per class, so
+    // every per-class accuracy is a multiple of 1/4, exact in float; the threshold is epoch 1's worst class as a
+    // probe run (threshold 0) measured it.
+    ScratchDir probe_dir, edge_dir;
+    Run probe(probe_dir.path.string());
+    probe.with_val = true;
+    probe.val_n = 12;
+    probe.config.ema.every = "fawa";
+    probe.config.ema.fawa_threshold = 0.f;
+    probe.go();
+    std::stringstream history(cw_train_test::file_text(probe_dir.path / "history.csv"));
+    double worst = 2;
+    for (std::string line; std::getline(history, line);)
+        if (line.rfind("1,fawa,", 0) == 0) {
+            std::stringstream fields(line.substr(7));
+            std::string f;
+            std::getline(fields, f, ',');   // the accepted flag
+            while (std::getline(fields, f, ',')) worst = std::min(worst, std::stod(f));
+        }
+    REQUIRE(worst <= 1);
+    REQUIRE(std::fmod(worst * 4, 1.0) == 0);
+    Run edge(edge_dir.path.string());
+    edge.with_val = true;
+    edge.val_n = 12;
+    edge.config.ema.every = "fawa";
+    edge.config.ema.fawa_threshold = static_cast<float>(worst);
+    edge.go();
+    INFO("epoch 1's worst validation class: " << worst);
+    CHECK(cw_train_test::file_text(edge_dir.path / "history.csv").find("\n1,fawa,1,") != std::string::npos);
 
     Run no_val(closed_dir.path.string());
     no_val.config.ema.every = "fawa";

@@ -1,4 +1,4 @@
-// The baseline training methods (train/methods/, training.md §4–§9) against independent PyTorch twins
+// The baseline training methods (train/methods/, docs/protocols/training.md §4–§9) against independent PyTorch twins
 // (tools/make_method_twins.py → tests/fixtures/method_twins.safetensors): per-sample loss terms, the logits
 // trained on, and the weights and BN running statistics after three SGD steps (momentum 0.9, weight decay 5e-4,
 // lr 0.1) on one fixed batch of a tiny BN net. The twin replays classwise's Rng for the random starts and runs in
@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "nn/safetensors.h"
+#include "tests/fixture_file.h"
 #include "tests/test_nn_util.h"
 #include "tests/test_train_methods_util.h"
 #include "jobs/registry.h"
@@ -41,19 +42,10 @@ double loss_tolerance(const std::string& name, int step) {
     return name.rfind("trades", 0) == 0 && step >= 1 ? 1e-4 : kTolerance;
 }
 
-const st::File& twins() {
-    static const st::File file = [] {
-        const std::string path = cw_nn_test::fixture_path("method_twins.safetensors");
-        if (path.empty()) FAIL("tests/fixtures/method_twins.safetensors missing (tools/make_method_twins.py)");
-        return st::read_file(path);
-    }();
-    return file;
-}
+const st::File& twins() { return cw_nn_test::fixture_file("method_twins.safetensors", "tools/make_method_twins.py"); }
 
 std::vector<float> twin(const std::string& name) {
-    const auto it = twins().tensors.find(name);
-    if (it == twins().tensors.end()) FAIL("method_twins.safetensors has no tensor '" << name << "'");
-    return st::to_f32(it->second, name);
+    return cw_nn_test::fixture_f32(twins(), "method_twins.safetensors", name);
 }
 
 // max |got − want| / max |want|

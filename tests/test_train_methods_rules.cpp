@@ -1,4 +1,4 @@
-// The spec'd rules of the baseline methods on cases built by hand (training.md §6–§9): TRADES' KL term and its
+// The documented rules of the baseline methods on cases built by hand (docs/protocols/training.md §6–§9): TRADES' KL term and its
 // CFA-normalised form, MART's boosted CE and weighted KL, FAT's early stop in both semantics, FGSM-RS's
 // catastrophic-overfitting guard, the registry and flags; and each method training a tiny synthetic problem.
 #include <catch2/catch.hpp>
@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "attacks/steps.h"
 #include "tests/test_train_methods_util.h"
@@ -115,6 +116,25 @@ TEST_CASE("trades: the inner loop stays in the per-class eps-ball and the box, a
     REQUIRE(kl_adv > 100 * kl_start);
 }
 
+TEST_CASE("trades: the inner step ascends KL(p(x) || p(x')), not KL(p(x') || p(x)) — a point where their signs differ",
+          "[train]") {
+    QuietAttacks quiet;
+    // logits = 5·x on images [1, 3, 1, 1]; x = (0, 1, 0.5), the start x' = (0.8, 0.4, 0.8). With p = softmax(5x),
+    // q = softmax(5x'): ∇_{x'} KL(p ‖ q) = 5(q − p) = 5·(0.462, −0.855, 0.393)  → signs (+, −, +);
+    // ∇_{x'} KL(q ‖ p) = 5·q ⊙ (log q − log p − KL(q ‖ p)) = 5·(0.756, −0.341, −0.415) → signs (+, −, −).
+    auto model = std::make_shared<nn::Lambda>([](const Tensor& x) { return mul(reshape(x, {x.size(0), x.size(1)}), 5.f); });
+    MethodOptions o;
+    o.eps = 1.f;      // the ball covers the box: only the sign of the step matters
+    o.alpha = 0.1f;
+    o.steps = 1;
+    Trades trades(o);
+    const Tensor x = Tensor::from_vector({0.f, 1.f, 0.5f}, {1, 3, 1, 1});
+    const Tensor start = Tensor::from_vector({0.8f, 0.4f, 0.8f}, {1, 3, 1, 1});
+    const std::vector<float> got = trades.adversarial(*model, x, start, {0}).to_vector();
+    const std::vector<float> want{0.9f, 0.3f, 0.9f};   // the swapped direction gives (0.9, 0.3, 0.7)
+    for (size_t i = 0; i < 3; ++i) REQUIRE(got[i] == Approx(want[i]).margin(1e-6));
+}
+
 TEST_CASE("mart: boosted CE uses the most likely wrong class; KL weighted by 1.0000001 - p_y", "[train]") {
     // Sample 0: the label is the argmax of p' (ŷ is the runner-up); sample 1: a wrong class leads; sample 2:
     // confident and correct.
@@ -152,10 +172,10 @@ std::shared_ptr<nn::Lambda> threshold_model() {
 
 // x' of every sample after one FAT batch, read back from the logits the method trained on.
 std::vector<float> fat_points(attacks::FatSemantics semantics, int tau, const std::vector<float>& x, uint64_t seed,
-                              const std::vector<float>& class_eps = {}) {
+                              const std::vector<float>& class_eps = {}, float alpha = 0.2f) {
     MethodOptions o;
     o.eps = 0.1f;
-    o.alpha = 0.2f;    // 2ε: the first step from anywhere in the ball lands on x + ε
+    o.alpha = alpha;   // default 2ε: the first step from anywhere in the ball lands on x + ε
     o.steps = 4;
     o.fat_semantics = semantics;
     o.fat_tau = tau;
@@ -175,6 +195,18 @@ std::vector<float> fat_points(attacks::FatSemantics semantics, int tau, const st
     return v;
 }
 
+// The first seed from 1 whose FAT random start (U(−0.1, 0.1) around each of the three x, replayed) passes `accept`,
+// and those starts.
+std::pair<uint64_t, std::vector<float>> seed_with_starts(const std::vector<float>& x,
+                                                         const std::function<bool(const std::vector<float>&)>& accept) {
+    for (uint64_t seed = 1;; ++seed) {
+        Rng replay(seed);
+        const auto d = attacks::uniform_linf_noise(3, 1, {0.1f, 0.1f, 0.1f}, replay);
+        const std::vector<float> start{x[0] + d[0], x[1] + d[1], x[2] + d[2]};
+        if (accept(start)) return {seed, start};
+    }
+}
+
 }  // namespace
 
 TEST_CASE("fat: early stop by hand — original freezes misclassified samples once the budget is spent; cfa's counter never re-arms",
@@ -183,14 +215,9 @@ TEST_CASE("fat: early stop by hand — original freezes misclassified samples on
     // A: v = 0.2, correct everywhere in its ball; B: 0.8, wrong everywhere; C: 0.45, correct at its start (the
     // seed is chosen so), wrong once stepped to 0.55.
     const std::vector<float> x{0.2f, 0.8f, 0.45f};
-    uint64_t seed = 1;
-    std::vector<float> start;
-    for (;; ++seed) {
-        Rng replay(seed);
-        const auto d = attacks::uniform_linf_noise(3, 1, {0.1f, 0.1f, 0.1f}, replay);
-        start = {x[0] + d[0], x[1] + d[1], x[2] + d[2]};
-        if (start[2] < 0.49f) break;
-    }
+    const auto found = seed_with_starts(x, [](const std::vector<float>& s) { return s[2] < 0.49f; });
+    const uint64_t seed = found.first;
+    const std::vector<float>& start = found.second;
     const float A = 0.3f, B = 0.9f, C = 0.55f;
     using S = attacks::FatSemantics;
     auto check = [&](S s, int tau, std::vector<float> want) {
@@ -205,14 +232,46 @@ TEST_CASE("fat: early stop by hand — original freezes misclassified samples on
     check(S::Original, 0, {A, start[1], C});
     check(S::Original, 1, {A, B, C});
     check(S::Original, 2, {A, B, C});
-    // Cfa: τ = 0 never moves anything (random start only); τ = 1: B's counter dies at its first check.
+    // Cfa: τ = 0 never moves anything (random start only); τ = 1: B, wrong at its first check with counter 1,
+    // still moves once (the CFA code moves while control > 0, then decrements) and lands on x + ε.
     check(S::Cfa, 0, {start[0], start[1], start[2]});
-    check(S::Cfa, 1, {A, start[1], C});
-    check(S::Cfa, 2, {A, B, C});
+    check(S::Cfa, 1, {A, B, C});
     // Class-wise ε (CFA's CCM) reaches the attack: ε_0 = 0.05 puts A at 0.25 and B at 0.85.
     const auto narrow = fat_points(S::Original, 1, x, seed, {0.05f});
     REQUIRE(narrow[0] == Approx(0.25f).margin(1e-5));
     REQUIRE(narrow[1] == Approx(0.85f).margin(1e-5));
+}
+
+TEST_CASE("fat: cfa counter by hand — a sample moves at a check while its counter is > 0 there, so tau misclassified "
+          "checks still move it (CFA / FAIR-TAT code)",
+          "[train]") {
+    QuietAttacks quiet;
+    // α = 0.01 with ε = 0.1 and K = 4: every move shows (no sample reaches its ball's edge), so each point is its
+    // start plus 0.01 per move. A: v = 0.2, correct everywhere; B: 0.8, wrong everywhere; C: x = 0.5 with a start
+    // in (0.482, 0.488) (the seed is chosen so): correct at checks 0 and 1 (moves free), wrong from check 2 on.
+    const std::vector<float> x{0.2f, 0.8f, 0.5f};
+    const auto found = seed_with_starts(x, [](const std::vector<float>& s) {
+        return s[2] > 0.482f && s[2] < 0.488f && s[1] < 0.85f && s[0] < 0.25f;
+    });
+    const uint64_t seed = found.first;
+    const std::vector<float>& start = found.second;
+    auto moved = [&](int a, int b, int c) {
+        return std::vector<float>{start[0] + 0.01f * a, start[1] + 0.01f * b, start[2] + 0.01f * c};
+    };
+    // Counter c starts at τ; at each check: move iff c > 0, then c −= 1 if wrong.
+    //   B (wrong at every check) moves at checks 0..τ−1: τ moves (of 4).
+    //   C: checks 0, 1 move free; check 2 moves iff τ ≥ 1 (c = τ), check 3 iff τ ≥ 2 (c = τ − 1).
+    // The decrement-first reading (c −= 1, then move iff c > 0) gives B τ − 1 moves and C 2, 2, 3, 4 for τ = 0..3:
+    // τ = 3 there acts as τ = 2 here.
+    const std::vector<std::vector<float>> want{moved(0, 0, 0), moved(4, 1, 3), moved(4, 2, 4), moved(4, 3, 4)};
+    for (int tau = 0; tau <= 3; ++tau) {
+        const auto got = fat_points(attacks::FatSemantics::Cfa, tau, x, seed, {}, 0.01f);
+        for (size_t i = 0; i < 3; ++i) {
+            INFO("tau " << tau << ", sample " << "ABC"[i] << ": start " << start[i] << ", got " << got[i] << ", want "
+                        << want[tau][i]);
+            REQUIRE(got[i] == Approx(want[tau][i]).margin(1e-5));
+        }
+    }
 }
 
 TEST_CASE("fat: dynamic tau of the original schedule by 0-based epoch; fixed tau otherwise", "[train]") {

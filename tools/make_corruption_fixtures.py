@@ -38,6 +38,7 @@ Random fields (float32; names as in datasets/corruptions.h):
 import argparse
 import lzma
 import os
+import sys
 
 import numpy as np
 import scipy.ndimage as ndi
@@ -49,7 +50,9 @@ from PIL import Image
 
 OUT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests', 'fixtures',
                                     'corruptions'))
-CIFAR_TEST = '/work/shared/data/cifar-10-batches-bin/test.bin.xz'
+# The CIFAR-10 test batch from the project's data folder ($CLASSWISE_DATA, else ./data; `make data DATASET=cifar10`).
+DATA_DIR = os.environ.get('CLASSWISE_DATA') or os.path.join(os.path.dirname(OUT), '..', '..', 'data')
+CIFAR_TEST_NAMES = ['test_batch.bin', 'test.bin', 'test.bin.xz']
 
 # ---- severities: make_cifar_c.py's constants (the CIFAR ones, not ImageNet-C's) -------------------------------
 GAUSSIAN_NOISE = [0.04, 0.06, 0.08, 0.09, 0.10]
@@ -636,8 +639,18 @@ def synthetic_images():
     return [np.clip(np.rint(im), 0, 255).astype(np.uint8) for im in (gradient, shapes, checker)]
 
 
+def cifar_test_file():
+    folder = os.path.join(DATA_DIR, 'cifar-10-batches-bin')
+    for name in CIFAR_TEST_NAMES:
+        if os.path.exists(os.path.join(folder, name)):
+            return os.path.join(folder, name)
+    sys.exit('make_corruption_fixtures.py: no CIFAR-10 test batch in %s (tried %s); get it with: make data '
+             'DATASET=cifar10, or set CLASSWISE_DATA' % (folder, ', '.join(CIFAR_TEST_NAMES)))
+
+
 def cifar_image(index=0):
-    with lzma.open(CIFAR_TEST) as fh:
+    path = cifar_test_file()
+    with (lzma.open(path) if path.endswith('.xz') else open(path, 'rb')) as fh:
         rec = fh.read(3073 * (index + 1))[3073 * index:]
     return np.frombuffer(rec[1:], np.uint8).reshape(3, 32, 32).transpose(1, 2, 0)
 

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Writes tests/fixtures/method_twins.safetensors: every baseline training method of train/methods/ run by an
-independent PyTorch twin (written from training.md §4-§9 and the reference codes: Rice's PGD-AT, Wong's FGSM-RS,
+independent PyTorch twin (written from docs/protocols/training.md §4-§9 and the reference codes: Rice's PGD-AT, Wong's FGSM-RS,
 TRADES' trades.py, FAT's earlystop.py, MART's mart.py) for three SGD steps on one fixed batch, so that
 tests/test_train_methods.cpp can compare, step by step, the loss, the per-sample terms, the logits trained on and
 the weights and BN running statistics after the step; for TRADES and MART also the first x', to test their
@@ -199,8 +199,9 @@ def fat_cfa(model, x, y, start, eps, alpha, steps, tau):
         out = model(xg)
         g, = torch.autograd.grad(F.cross_entropy(out, y, reduction='sum'), xg)
         wrong = (out.detach().argmax(1) != y).double()
-        counter = (counter - wrong).clamp(min=0)
+        # CFA's fat_loss: a sample moves while control > 0 at the check; a misclassified one then spends 1
         a = (alpha * (counter > 0).double()).view(-1, 1, 1, 1)
+        counter = (counter - wrong).clamp(min=0)
         xa = project(xa + a * g.sign(), x, eps)
     return xa.detach()
 

@@ -13,4 +13,6 @@ dest=tests/fixtures/report_run
 rm -rf "$dest" && mkdir -p "$dest/eval_last"
 cp "$tmp/run/eval_last/results.json" "$dest/eval_last/"
 cp "$tmp/run"/{history.csv,steps.csv,train_log.csv,job.json} "$dest/"
+# The run's paths name this machine's temporary folder: record them as the folder a user would have used.
+sed -i "s#$tmp/run#runs/report_run#g" "$dest/eval_last/results.json" "$dest"/*.json
 du -sh "$dest"

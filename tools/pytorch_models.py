@@ -80,7 +80,7 @@ def mnist_wong(num_classes=10, in_channels=1, input_size=28):
 
 
 class GtsrbCNN(nn.Module):
-    """training.md 2.2 (our choice): conv3x3 32, 64, pool, 128, 128, pool (padding 1, ReLU), FC -> C."""
+    """docs/protocols/training.md 2.2 (our choice): conv3x3 32, 64, pool, 128, 128, pool (padding 1, ReLU), FC -> C."""
 
     def __init__(self, num_classes=43, in_channels=3, input_size=32):
         super().__init__()

@@ -1,7 +1,7 @@
 #pragma once
 // Per-class training statistics of one epoch, from the logits each method trained on (adversarial logits for the
 // AT methods, before the step): what CFA's t_k (training robust accuracy of class k) and FAIR-TAT's CFP scores are
-// computed from (fairness.md §C, §D). Counts are kept as integers so a resumed epoch continues exactly.
+// computed from (docs/protocols/cfa.md, docs/protocols/fair_tat.md). Counts are kept as integers so a resumed epoch continues exactly.
 #include <cstdint>
 #include <vector>
 

@@ -1,5 +1,5 @@
 #pragma once
-// history.csv (results_json.md): one row per epoch and evaluation with the per-class values,
+// history.csv (docs/results_json.md): one row per epoch and evaluation with the per-class values,
 //   epoch,eval,overall,<class 0 name>,...,<class C-1 name>
 // eval names: "<split>_clean" / "<split>_pgd<K>" (per-epoch evaluation, accuracy in [0,1]; "ema_" in front for the
 // weight-averaged model), "train_adv" (accuracy on the examples the method trained on, e.g. adversarial, measured

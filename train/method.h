@@ -73,7 +73,7 @@ struct EpochDecision {
     std::vector<Tensor> restore_state;
 };
 
-// BN side effect of the reference codes (training.md §5): a forward pass on the clean batch after the optimiser
+// BN side effect of the reference codes (docs/protocols/training.md §5): a forward pass on the clean batch after the optimiser
 // step, to log training clean accuracy, in train mode (Rice, CFA: the running statistics also see clean images).
 enum class CleanForward { Off, Train, Eval };
 

@@ -1,5 +1,5 @@
 #pragma once
-// The optimisation recipe of a run as flags: optimiser, learning rate and schedule, weight decay (training.md §3;
+// The optimisation recipe of a run as flags: optimiser, learning rate and schedule, weight decay (docs/protocols/training.md §3;
 // the Benz study varies all of them). Defaults are the Rice / CFA / FAIR-TAT CIFAR recipe: SGD momentum 0.9,
 // weight decay 5e-4 on every parameter, lr 0.1, piecewise ÷10 at 50% and 75% of the epochs, updated per iteration.
 #include <memory>

@@ -6,6 +6,7 @@ namespace cw::train {
 
 namespace {
 volatile std::sig_atomic_t requested = 0;
+int depth = 0;   // open scopes; the handlers are installed while it is above 0
 struct sigaction previous_int, previous_term;
 
 void on_signal(int sig) {
@@ -19,6 +20,7 @@ void on_signal(int sig) {
 }  // namespace
 
 StopSignalScope::StopSignalScope() {
+    if (depth++ > 0) return;
     requested = 0;
     struct sigaction sa = {};
     sa.sa_handler = on_signal;
@@ -28,10 +30,13 @@ StopSignalScope::StopSignalScope() {
 }
 
 StopSignalScope::~StopSignalScope() {
+    if (--depth > 0) return;
     sigaction(SIGINT, &previous_int, nullptr);
     sigaction(SIGTERM, &previous_term, nullptr);
 }
 
 int stop_requested() { return requested; }
+
+int stop_exit_code() { return requested ? 128 + requested : 0; }
 
 }  // namespace cw::train

@@ -238,7 +238,7 @@ struct Trainer::Impl {
         return m.worst_class >= 0 ? m.per_class_accuracy[static_cast<size_t>(m.worst_class)] : 0.0;
     }
 
-    // CFA's fairness-aware weight averaging (fairness.md §C.3): the average takes the epoch's model only if every
+    // CFA's fairness-aware weight averaging (docs/protocols/cfa.md §3): the average takes the epoch's model only if every
     // class keeps at least the threshold of robust accuracy on the validation split.
     void fawa_update(const std::map<std::string, SplitScores>& scores, int64_t finished_epoch, HistoryCsv& history) {
         if (finished_epoch < c.ema.start_epoch) return;

@@ -8,7 +8,7 @@
 // the last checkpoint is kept); backward (or, every --audit-steps steps, the per-class gradient audit, which leaves
 // the same gradient); optimiser step; per-step EMA; the method's clean forward after the step if it asks for one.
 // Per epoch: the method's end_epoch (class state, early stop), per-epoch EMA, evaluation on every split (clean and
-// PGD, per class, training.md §11), history.csv / train_log.csv rows, last and best checkpoints, and the training
+// PGD, per class, docs/protocols/training.md §11), history.csv / train_log.csv rows, last and best checkpoints, and the training
 // state (atomic) from which --resume continues bit for bit on the CPU.
 //
 // Files in out_dir:
@@ -38,8 +38,8 @@
 namespace cw::train {
 
 struct EmaConfig {
-    // off; epoch (CFA / FAIR-TAT, training.md §10.1); step (§10.3); fawa (CFA's fairness-aware averaging,
-    // fairness.md §C.3: an epoch's model joins the average only if its worst validation class keeps PGD accuracy
+    // off; epoch (CFA / FAIR-TAT, docs/protocols/training.md §10.1); step (§10.3); fawa (CFA's fairness-aware averaging,
+    // docs/protocols/cfa.md §3: an epoch's model joins the average only if its worst validation class keeps PGD accuracy
     // >= fawa_threshold; needs a validation split)
     std::string every = "off";
     float decay = 0.85f;         // CFA paper / FAIR-TAT code; per-step EMA usually 0.999

@@ -31,7 +31,7 @@ Bat::Bat(const MethodOptions& o)
 
 std::string Bat::describe() const {
     std::ostringstream os;
-    os << "bat: RECONSTRUCTION of BAT from its abstract (fairness.md E.2; not comparable to published numbers): "
+    os << "bat: RECONSTRUCTION of BAT from its abstract (docs/protocols/bat.md; not comparable to published numbers): "
        << "class-wise early-stopped PGD-" << attack_.steps << " Linf CE (CFA counter), eps " << over_255(attack_.eps)
        << ", alpha " << over_255(attack_.alpha) << ", uniform start, attack in " << attacks::mode_name(attack_.mode)
        << " mode, tau_k = round(" << tau_max_ << " * t_k) from the previous epoch's training robust accuracy; loss "

@@ -1,5 +1,5 @@
 #pragma once
-// BAT — Balance Adversarial Training (Sun et al., AAAI 2023). RECONSTRUCTION (fairness.md §E.2): no code or full text
+// BAT — Balance Adversarial Training (Sun et al., AAAI 2023). RECONSTRUCTION (docs/protocols/bat.md): no code or full text
 // was found, only the abstract; do not compare to published BAT numbers.
 //   source-class fairness: x' from FAT-style early-stopped PGD (CE, CFA counter bookkeeping, train mode by default)
 //     with a per-class budget τ_k = round(τ_max · t_k), t_k = previous-epoch training robust accuracy (τ_max before

@@ -44,11 +44,11 @@ std::string Cfa::describe() const {
     if (base_ == CfaBase::At) {
         const auto& c = at_attack_->settings();
         os << "PGD-AT (PGD-" << c.steps << " Linf CE, alpha " << over_255(c.alpha) << ", attack in "
-           << attacks::mode_name(c.mode) << " mode; clean forward after step: " << clean_forward_name(clean_forward_)
-           << ")";
+           << attacks::mode_name(c.mode) << " mode)";
     } else {
         os << "[" << (trades_ ? trades_->describe() : fat_->describe()) << "]";
     }
+    os << "; clean forward after step: " << clean_forward_name(clean_forward_);
     os << "; eps " << over_255(eps_) << "; CCM " << (ccm_ ? "on" : "off") << " eps_k = (" << lambda_eps_
        << " + t_k)*eps";
     if (base_ == CfaBase::Trades)
@@ -98,11 +98,9 @@ EpochDecision Cfa::end_epoch(const EpochEnd& end) {
     return {};
 }
 
-CleanForward Cfa::clean_forward_after_step() const {
-    if (trades_) return trades_->clean_forward_after_step();
-    if (fat_) return fat_->clean_forward_after_step();
-    return clean_forward_;
-}
+// CFA's train_epoch logs training clean accuracy with a train-mode forward after every step, whatever the base
+// (AT, TRADES and FAT alike), so BN's running statistics also see the clean batch.
+CleanForward Cfa::clean_forward_after_step() const { return clean_forward_; }
 
 std::vector<std::string> Cfa::class_state_names() const {
     if (base_ == CfaBase::Trades) return {"eps", "beta", "t"};

@@ -1,5 +1,5 @@
 #pragma once
-// CFA, Class-wise Calibrated Fair Adversarial Training (Wei et al. CVPR 2023; fairness.md §C), wrapping a base:
+// CFA, Class-wise Calibrated Fair Adversarial Training (Wei et al. CVPR 2023; docs/protocols/cfa.md), wrapping a base:
 //   cfa_at:     PGD-AT crafted in TRAIN mode from U(−ε_{y_i}, ε_{y_i}), loss mean CE(f(x_adv), y) (CFA's AT)
 //   cfa_trades: TRADES in the CFA form ((1−b_i)·CE + b_i·KL, b_i = β_{y_i}/(1+β_{y_i})), eval-mode inner KL ascent
 //   cfa_fat:    FAT with CFA semantics (train mode, ω = 0, τ = 3)
@@ -7,7 +7,11 @@
 // on). For every epoch e ≥ begin the class-wise values come from epoch e−1:
 //   CCM: ε_k = (λ1 + t_k)·ε        (λ1: paper 0.5 AT / 0.3 TRADES / 0.7 FAT; the CFA code uses 0.5 for all)
 //   CCR: β_k = (λ2 + t_k)·β        (TRADES only; λ2 = 0.5, β = 6)
-// before that ε_k = ε and β_k = β. FAWA (§C.3) is the trainer's --ema fawa.
+// before that ε_k = ε and β_k = β. After every optimiser step a clean train-mode forward (CFA's train_epoch logs
+// clean accuracy so, for every base: BN's running statistics see the clean batch too).
+// FAWA (docs/protocols/cfa.md §3) is the trainer's --ema fawa; its defaults are the paper's (decay 0.85, threshold 0.2, from epoch 50),
+// where CFA's code runs decay 0.88, threshold 0.24, from epoch 0 (--ema-decay, --fawa-threshold, --ema-start).
+// λ1 keeps the paper's per-base values by default; the code's 0.5 for every base is --cfa-lambda 0.5.
 #include <memory>
 
 #include "attacks/pgd.h"

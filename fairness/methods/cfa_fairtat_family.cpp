@@ -14,7 +14,10 @@ void add_flags(CLI::App& app, MethodOptions& o) {
     CfaOptions& c = o.cfa;
     app.add_option("--cfa-lambda", c.lambda_eps,
                    "cfa_*: CCM lambda1 in eps_k = (lambda1 + t_k)*eps (default -1: the paper's 0.5 for cfa_at, 0.3 for "
-                   "cfa_trades, 0.7 for cfa_fat; the CFA code uses 0.5 for all)")
+                   "cfa_trades, 0.7 for cfa_fat; the CFA code uses 0.5 for all: --cfa-lambda 0.5). cfa_* run a clean "
+                   "train-mode forward after every step, whatever the base, as CFA's code; FAWA (--ema fawa) keeps the "
+                   "paper's decay 0.85, threshold 0.2, from epoch 50 (CFA code: --ema-decay 0.88 --fawa-threshold 0.24 "
+                   "--ema-start 0)")
         ->group(g);
     app.add_option("--cfa-lambda-beta", c.lambda_beta, "cfa_trades: CCR lambda2 in beta_k = (lambda2 + t_k)*beta (default 0.5)")
         ->group(g);
@@ -28,7 +31,7 @@ void add_flags(CLI::App& app, MethodOptions& o) {
                  "cfa_trades: turn off CCR (beta_k = beta; the loss keeps CFA's division by 1+beta)")
         ->group(g);
     app.add_option("--fair-tat-lambda", c.tat_lambda, "fair_tat, fair_tat_trades, fair_tat_fat: lambda in eps_k = (lambda + r_k)*eps (default 0.5, code "
-                   "--lambda-r). fair_tat_trades and fair_tat_fat are reconstructions (fairness.md D.4 item 4; the code "
+                   "--lambda-r). fair_tat_trades and fair_tat_fat are reconstructions (docs/protocols/fair_tat.md §4 item 4; the code "
                    "ignores the target with TRADES and FAT): targeted eval-mode PGD from x + 0.001*N(0,I), then "
                    "CFA-form TRADES (beta 6, no CCR); targeted early-stopped PGD (tau 3, --fat-tau, stops on argmax != y), "
                    "then CE")

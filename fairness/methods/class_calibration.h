@@ -1,6 +1,6 @@
 #pragma once
 // What CFA and FAIR-TAT share: the class-wise calibrated value v_k = (λ + t_k)·v of CFA's CCM / CCR
-// (fairness.md §C.1, C.2; FAIR-TAT's ε scaling §D.2), and the per-class vectors of their saved state.
+// (docs/protocols/cfa.md §1, §2; FAIR-TAT's ε scaling docs/protocols/fair_tat.md §2), and the per-class vectors of their saved state.
 #include <map>
 #include <string>
 #include <vector>

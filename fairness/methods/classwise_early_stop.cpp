@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "attacks/early_stop_pgd.h"
 #include "attacks/oracle.h"
 #include "attacks/steps.h"
 #include "engine/attack_ops.h"
@@ -32,11 +33,10 @@ Tensor classwise_early_stop_pgd(nn::Module& model, const Tensor& x, const Tensor
     Tensor x_adv = attacks::uniform_linf_start(nat, eps, rng);
     const attacks::Objective J{AttackObjective::CrossEntropy, labels, {}, 0.f};
     Tensor counter = Tensor::from_vector(tau, {n}, x.device());
-    const Tensor zero = Tensor::zeros({n}, DType::F32, x.device());
     for (int k = 0; k < c.steps; ++k) {
         const attacks::Evaluation e = oracle.value_and_grad(x_adv, J);
-        counter = maximum(sub(counter, e.obj.wrong), zero);
-        attack_step_(AttackNorm::Linf, x_adv, e.grad, nat, eps_t, mul(alpha, greater(counter, zero)));
+        const Tensor moving = attacks::cfa_early_stop_check(counter, e.obj.wrong);
+        attack_step_(AttackNorm::Linf, x_adv, e.grad, nat, eps_t, mul(alpha, moving));
     }
     return x_adv;
 }

@@ -1,7 +1,8 @@
 #pragma once
-// BAT's source-class part (fairness.md §E.2, our reconstruction): FAT's early-stopped PGD with the CFA / FAIR-TAT
-// bookkeeping (attacks/early_stop_pgd.h, FatSemantics::Cfa: L∞, CE, uniform start, ω = 0, counter_i starts at τ and
-// drops at every check that finds the sample misclassified; the sample moves while counter_i > 0), but with the
+// BAT's source-class part (docs/protocols/bat.md, our reconstruction): FAT's early-stopped PGD with the CFA / FAIR-TAT
+// bookkeeping (attacks/early_stop_pgd.h, FatSemantics::Cfa: L∞, CE, uniform start, ω = 0, counter_i starts at τ; the
+// sample moves at a check while counter_i > 0 there, and counter_i drops after a check that finds it
+// misclassified), but with the
 // budget per sample, τ_i = τ_{y_i}. EarlyStopPgd takes one τ per batch, so this is the same loop with a vector of
 // counters: one attack per batch; with every τ_k equal it is EarlyStopPgd (cfa) step for step.
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// §F.5: which samples of a batch are attacked toward the designated class c* (targeted PGD) instead of untargeted.
+// docs/protocols/longtail.md §5: which samples of a batch are attacked toward the designated class c* (targeted PGD) instead of untargeted.
 #include <cstdint>
 #include <vector>
 

@@ -1,14 +1,14 @@
 #pragma once
-// FAIR-TAT, Fair Targeted Adversarial Training (Medi, Jung, Keuper, WACV 2025; fairness.md §D.2), AT base:
+// FAIR-TAT, Fair Targeted Adversarial Training (Medi, Jung, Keuper, WACV 2025; docs/protocols/fair_tat.md §2), AT base:
 // every training sample gets a target t_i ≠ y_i — uniform in epoch 0, later from π built from the previous epoch's
 // training CFP (the targeted adversarial predictions vs ground truth; default π = softmax(2·CFP), the code's) —
 // and a targeted PGD-K crafted in TRAIN mode from U(−ε_{y_i}, ε_{y_i}) descends CE(f(x+δ), t) inside ε_{y_i};
 // the loss is mean CE(f(x_adv), y). ε_k = (λ + r_k)·ε with r_k the targeted training accuracy of class k
-// (correct_k·C/N), from epoch `begin` = 1 on. Prior and ε scaling are independent switches (D.4 item 3).
-// fair_tat_trades (reconstruction, D.4 item 4: the reference code never uses the target with TRADES): the same
+// (correct_k·C/N), from epoch `begin` = 1 on. Prior and ε scaling are independent switches (docs/protocols/fair_tat.md §4 item 3).
+// fair_tat_trades (reconstruction, docs/protocols/fair_tat.md §4 item 4: the reference code never uses the target with TRADES): the same
 // targets and ε_k, the targeted PGD crafted in EVAL mode from x + 0.001·N(0, I), then CFA-form TRADES on x'
 // ((1−b)·CE(f(x), y) + b·KL(p(x) ‖ p(x')), b = β/(1+β), β = 6, no CCR).
-// fair_tat_fat (reconstruction, D.4 item 4: the code ignores the target with FAT too): the same targets and ε_k,
+// fair_tat_fat (reconstruction, docs/protocols/fair_tat.md §4 item 4: the code ignores the target with FAT too): the same targets and ε_k,
 // an early-stopped targeted PGD with FAT's CFA bookkeeping (τ = 3, train mode, uniform start) where
 // "misclassified" means ŷ ≠ y, then mean CE(f(x'), y).
 #include <memory>

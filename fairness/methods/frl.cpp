@@ -13,6 +13,10 @@
 namespace cw::train {
 
 namespace {
+MethodOptions with_resolved_frl(FrlVariant v, MethodOptions o) {
+    o.frl = frl_resolved(v, o.frl);
+    return o;
+}
 attacks::PgdConfig validation_pgd(const MethodOptions& o) {
     attacks::PgdConfig c;
     c.eps = o.eps;
@@ -29,7 +33,7 @@ FrlUpdateRule rule_for(FrlVariant v, const FrlOptions& f) {
     r.update_bdy = v != FrlVariant::Remargin;
     r.update_m = v != FrlVariant::Reweight;
     r.r1 = f.r1;
-    r.r2 = f.r2 >= 0 ? f.r2 : (v == FrlVariant::Remargin ? 0.1 : 0.2);
+    r.r2 = f.r2;
     r.lim = f.lim;
     return r;
 }
@@ -38,11 +42,24 @@ void check(bool ok, const std::string& what) {
 }
 }  // namespace
 
+FrlOptions frl_resolved(FrlVariant v, FrlOptions f) {
+    const bool rm = v == FrlVariant::Remargin, rwrm = v == FrlVariant::ReweightRemargin;
+    auto fill = [](double& x, double value) {
+        if (x < 0) x = value;
+    };
+    fill(f.tau1, rwrm ? 0.07 : 0.10);   // frlrmrw.py --bound0 0.07; frlrw.py and frlrm.py 0.1
+    fill(f.tau2, rwrm ? 0.07 : 0.10);   // --bound1, the same
+    fill(f.beta, rm ? 1.0 : 1.5);       // frlrm.py --beta 1.0; the others 1.5
+    fill(f.lim, rm ? 0.3 : 0.5);        // frlrm.py --lim 0.3; the others 0.5
+    fill(f.r2, rm ? 0.1 : 0.2);         // --rate2
+    fill(f.m_hi, rm ? 2.5 : 3.0);       // the clamp of exp(2·λ_m) in utils_frl1.py / utils_frl2.py
+    return f;
+}
+
 Frl::Frl(FrlVariant variant, const MethodOptions& o)
-    : variant_(variant), o_(o), rule_(rule_for(variant, o.frl)),
-      m_hi_(o.frl.m_hi >= 0 ? o.frl.m_hi : (variant == FrlVariant::Remargin ? 2.5 : 3.0)),
+    : variant_(variant), o_(with_resolved_frl(variant, o)), rule_(rule_for(variant, o_.frl)), m_hi_(o_.frl.m_hi),
       step_(o.frl.attack_step >= 0 ? o.frl.attack_step : o.eps / 4), val_attack_(validation_pgd(o)) {
-    const FrlOptions& f = o.frl;
+    const FrlOptions& f = o_.frl;
     check(f.lim > 0, "--frl-lim must be > 0");
     check(f.m_lo > 0 && f.m_lo <= m_hi_, "--frl-m-lo must be in (0, m_hi]");
     check(f.val_steps >= 1, "--frl-val-steps must be >= 1");
@@ -64,7 +81,10 @@ std::string Frl::describe() const {
        << ", tau1 " << o_.frl.tau1 << ", tau2 " << o_.frl.tau2 << ", r1 " << rule_.r1 << " (halved every "
        << o_.frl.halve_every << " epochs)";
     if (rule_.update_m) os << ", r2 " << rule_.r2 << ", eps multiplier in [" << o_.frl.m_lo << ", " << m_hi_ << "]";
-    os << ", lim " << rule_.lim << "; loss w_nat*CE/sum w_nat + beta*w_bdy*KL/sum w_bdy, beta " << o_.frl.beta
+    os << ", lim " << rule_.lim << "; loss "
+       << (variant_ == FrlVariant::Remargin ? "(w_nat*CE + beta*w_bdy*KL)/sum(w_nat + w_bdy)"
+                                            : "w_nat*CE/sum w_nat + beta*w_bdy*KL/sum w_bdy")
+       << ", beta " << o_.frl.beta
        << "; TRADES attack " << o_.steps << " steps, step "
        << (variant_ == FrlVariant::ReweightRemargin && o_.frl.attack_step < 0 ? std::string("max_b(eps_b)/4") : over_255(step_));
     return os.str();
@@ -98,7 +118,7 @@ void Frl::update(int64_t epoch, const std::vector<double>& acc_nat, const std::v
 void Frl::start_epoch(const EpochStart& start) {
     const EvalSplit& val = require_validation(start.validation, name());
     const int c = classes_ ? classes_ : output_classes(start.model, val);
-    const SplitScores s = evaluate_split(start.model, val, val_attack_, c, epoch_seed(start.validation.seed, start.epoch));
+    const SplitScores s = any_correct_scores(start.model, val, val_attack_, c, epoch_seed(start.validation.seed, start.epoch));
     update(start.epoch, s.clean.per_class_accuracy, s.robust.per_class_accuracy, s.clean.accuracy, s.robust.accuracy);
 }
 
@@ -132,6 +152,9 @@ TradesCoefficients Frl::loss_coefficients(const std::vector<int32_t>& labels) co
     TradesCoefficients c{class_lookup(w_nat_, labels, "frl w_nat"), class_lookup(w_bdy_, labels, "frl w_bdy")};
     double sum_nat = 0, sum_bdy = 0;
     for (size_t i = 0; i < labels.size(); ++i) sum_nat += c.ce[i], sum_bdy += c.kl[i];
+    // Reweight (frlrw.py) and reweight+remargin (frlrmrw.py): Σw0·CE/Σw0 + β·Σw1·KL/Σw1. Remargin (frlrm.py):
+    // one normaliser, Σ(w0·CE + β·w1·KL)/Σ(w0 + w1).
+    if (variant_ == FrlVariant::Remargin) sum_nat = sum_bdy = sum_nat + sum_bdy;
     for (size_t i = 0; i < labels.size(); ++i) {
         c.ce[i] = static_cast<float>(c.ce[i] / sum_nat);
         c.kl[i] = static_cast<float>(o_.frl.beta * c.kl[i] / sum_bdy);

@@ -1,11 +1,14 @@
 #pragma once
-// FRL — Fair Robust Learning (Xu et al. 2021), as the reference code runs it (fairness.md §B.2, B.3).
+// FRL — Fair Robust Learning (Xu et al. 2021), as the reference code runs it (docs/protocols/frl.md §2, §3).
 // At the START of every epoch: PGD-20 (ε, α = ε/4, uniform start, eval mode) on the validation split, per-class
 // violations against the overall errors, the multiplier ascent of frl_update.h, then the class costs
 // w_nat, w_bdy and ε multipliers m. Each batch:
 //   x' = TRADES-KL attack with ε_b = ε·m(y_b), step s_att (ε/4; RWRM: max_b(ε_b)/4 per batch)
 //   per_sample_b = w_nat(y_b)·CE_b / Σ w_nat(y) + β·w_bdy(y_b)·KL_b / Σ w_bdy(y)          (sums over the batch)
+//   (remargin, as frlrm.py: per_sample_b = (w_nat(y_b)·CE_b + β·w_bdy(y_b)·KL_b) / Σ (w_nat(y) + w_bdy(y)))
 // Variants: reweight (λ_nat, λ_bdy; m ≡ 1), remargin (λ_nat, λ_m; w_bdy = 1/C), reweight+remargin (all three).
+// The validation errors are the code's: robust = correct under the attack, whatever the clean prediction (the
+// evaluator's AutoAttack rule, robust = clean-correct and not broken, stays for every reported number).
 #include "attacks/pgd.h"
 #include "fairness/methods/frl_update.h"
 #include "fairness/methods/weighted_trades.h"
@@ -14,6 +17,11 @@
 namespace cw::train {
 
 enum class FrlVariant { Reweight, Remargin, ReweightRemargin };
+
+// `f` with every "variant's default" (< 0) filled in from the variant's script: τ1 = τ2 = 0.10 (reweight,
+// remargin) or 0.07 (reweight+remargin); β 1.5 (1.0 remargin); lim 0.5 (0.3 remargin); r2 0.2 (0.1 remargin);
+// m_hi 3.0 (2.5 remargin). The paper's text gives τ1 0.05, τ2 0.07: flags.
+FrlOptions frl_resolved(FrlVariant v, FrlOptions f);
 
 class Frl : public Method {
 public:
@@ -44,6 +52,7 @@ public:
     const std::vector<double>& w_nat() const { return w_nat_; }
     const std::vector<double>& w_bdy() const { return w_bdy_; }
     const std::vector<double>& eps_mult() const { return m_; }
+    const FrlOptions& settings() const { return o_.frl; }   // resolved (frl_resolved)
     double r1_used() const { return r1_used_; }
 
 private:

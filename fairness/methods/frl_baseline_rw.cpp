@@ -28,7 +28,8 @@ attacks::PgdConfig pgd(const MethodOptions& o, bool validation) {
 FrlBaselineReweight::FrlBaselineReweight(const MethodOptions& o)
     : o_(o), train_attack_(pgd(o, false)), val_attack_(pgd(o, true)),
       clean_forward_(resolve_clean_forward(o.clean_forward, CleanForward::Train)) {
-    if (!(o.frl.lim > 0)) throw std::invalid_argument("frl options: --frl-lim must be > 0");
+    if (o_.frl.lim < 0) o_.frl.lim = 0.5;   // the variants' default (no script exists for this baseline)
+    if (!(o_.frl.lim > 0)) throw std::invalid_argument("frl options: --frl-lim must be > 0");
 }
 
 std::string FrlBaselineReweight::describe() const {

@@ -1,5 +1,5 @@
 #pragma once
-// FRL's "Baseline Reweight" (fairness.md §B.4) — a RECONSTRUCTION, no code exists: PGD-AT fine-tuning with one
+// FRL's "Baseline Reweight" (docs/protocols/frl.md §4) — a RECONSTRUCTION, no code exists: PGD-AT fine-tuning with one
 // multiplier vector updated at the start of every epoch on validation robust-error violations
 //   γ_rob(i) = e_rob(i) − E_rob − τ,  λ ← Norm(λ + r1·γ_rob)  (r1 halved as FRL's),  w(i) = 1/C + λ(i) − mean(λ)
 // and per_sample_b = w(y_b)·CE(f(x_adv_b), y_b) / Σ_b w(y_b), x_adv from PGD-AT's attack (train mode, uniform start).

@@ -1,5 +1,5 @@
 #pragma once
-// FRL's multiplier ascent (fairness.md §B.2, the reference code's algorithm), as pure functions of the per-class
+// FRL's multiplier ascent (docs/protocols/frl.md §2, the reference code's algorithm), as pure functions of the per-class
 // validation accuracies, so the rule can be checked on numbers worked by hand:
 //   γ_nat(i) = e_nat(i) − E_nat − τ1,   γ_bdy(i) = e_bdy(i) − E_bdy − τ2      (e_bdy = A_nat − A_rob per class)
 //   λ_nat ← Norm(λ_nat + r1·γ_nat),  λ_bdy ← Norm(λ_bdy + 2·r1·γ_bdy),  λ_m ← λ_m + r2·γ_bdy (not projected)
@@ -34,7 +34,7 @@ struct FrlMultipliers {
     std::vector<double> nat, bdy, m;   // λ_nat, λ_bdy, λ_m
 };
 struct FrlUpdateRule {
-    bool update_nat = true, update_bdy = true, update_m = false;   // which lines run (§B.3's table)
+    bool update_nat = true, update_bdy = true, update_m = false;   // which lines run (docs/protocols/frl.md §3's table)
     double r1 = 0.05, r2 = 0.2, lim = 0.5;
 };
 FrlMultipliers frl_update(const FrlMultipliers& lambda, const FrlViolations& g, const FrlUpdateRule& rule);

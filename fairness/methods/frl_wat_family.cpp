@@ -11,8 +11,14 @@ namespace {
 void add_frl_wat_flags(CLI::App& app, MethodOptions& o) {
     FrlOptions& f = o.frl;
     const std::string g = "FRL and WAT";
-    app.add_option("--frl-tau1", f.tau1, "frl_*: clean-error violation tolerance tau1 (default 0.05)")->group(g);
-    app.add_option("--frl-tau2", f.tau2, "frl_*: boundary-error violation tolerance tau2 (default 0.07)")->group(g);
+    app.add_option("--frl-tau1", f.tau1,
+                   "frl_*: clean-error violation tolerance tau1 (default -1: the variant's script, 0.10 frl_rw and "
+                   "frl_rm, 0.07 frl_rwrm; the paper's text gives 0.05)")
+        ->group(g);
+    app.add_option("--frl-tau2", f.tau2,
+                   "frl_*: boundary-error violation tolerance tau2 (default -1: the variant's script, 0.10 frl_rw and "
+                   "frl_rm, 0.07 frl_rwrm; the paper's text gives 0.07)")
+        ->group(g);
     app.add_option("--frl-r1", f.r1, "frl_*, frl_baseline_rw: multiplier step r1 (lambda_bdy takes 2*r1; default 0.05)")
         ->group(g);
     app.add_option("--frl-halve-every", f.halve_every,
@@ -20,10 +26,15 @@ void add_frl_wat_flags(CLI::App& app, MethodOptions& o) {
         ->check(CLI::Range(0, 1000000))
         ->group(g);
     app.add_option("--frl-r2", f.r2, "frl_rm, frl_rwrm: step of lambda_m (default -1: 0.2 rwrm, 0.1 rm)")->group(g);
-    app.add_option("--frl-beta", f.beta, "frl_*: KL weight of the cost-sensitive TRADES loss (default 1.5)")
+    app.add_option("--frl-beta", f.beta,
+                   "frl_*: KL weight of the cost-sensitive TRADES loss (default -1: 1.5 frl_rw and frl_rwrm, 1.0 frl_rm, "
+                   "the scripts' values; frl_rm normalises as its script, sum(w_nat*CE + beta*w_bdy*KL)/sum(w_nat + "
+                   "w_bdy), the others sum w_nat*CE/sum w_nat + beta*sum w_bdy*KL/sum w_bdy)")
         ->check(CLI::Range(0.f, 1e6f))
         ->group(g);
-    app.add_option("--frl-lim", f.lim, "frl_*: Norm projection bound sum(lambda) <= lim (default 0.5; frlrm.py 0.3)")
+    app.add_option("--frl-lim", f.lim,
+                   "frl_*, frl_baseline_rw: Norm projection bound sum(lambda) <= lim (default -1: 0.5, frl_rm 0.3 as "
+                   "its script)")
         ->group(g);
     app.add_option("--frl-m-lo", f.m_lo, "frl_rm, frl_rwrm: eps multiplier lower clip (default 0.98)")->group(g);
     app.add_option("--frl-m-hi", f.m_hi, "frl_rm, frl_rwrm: eps multiplier upper clip (default -1: 3.0 rwrm, 2.5 rm)")
@@ -46,7 +57,7 @@ void add_frl_wat_flags(CLI::App& app, MethodOptions& o) {
 }
 }  // namespace
 
-// FRL (fairness.md §B; fine-tunes a hot start — the run's initial weights) and WAT (§E.1). All need --val-split.
+// FRL (docs/protocols/frl.md; fine-tunes a hot start — the run's initial weights) and WAT (docs/protocols/wat.md). All need --val-split.
 MethodFamily frl_wat_family() {
     MethodFamily f;
     f.title = "FRL and WAT";

@@ -76,32 +76,32 @@ std::string LongTailAt::describe() const {
                        over_255(c.alpha) + ", " + (c.start == attacks::RandomStart::None ? "no random start" : "uniform start") +
                        ", attack in " + attacks::mode_name(c.mode) + " mode; clean forward after step: " +
                        clean_forward_name(clean_forward_) + "; ";
-    const std::string counts = "n_k = robustly-correct training samples of the previous epoch (our proposal, fairness.md §F.2)";
+    const std::string counts = "n_k = robustly-correct training samples of the previous epoch (our proposal, docs/protocols/longtail.md §2)";
     switch (kind_) {
         case LongTailKind::CostSensitive:
             if (lt_.critical_class >= 0)
                 return name() + ": " + base + "loss sum_i w_y CE_i / sum_i w_y with w_{c*} = " + fmt(lt_.critical_weight) +
-                       " for c* = " + std::to_string(lt_.critical_class) + ", others 1, normalised to sum C (§F.1 scenario 2)";
+                       " for c* = " + std::to_string(lt_.critical_class) + ", others 1, normalised to sum C (docs/protocols/longtail.md §1 scenario 2)";
             return name() + ": " + base + "loss sum_i w_y CE_i / sum_i w_y, w_k ∝ (1 - r_k)^" + fmt(lt_.cs_power) +
-                   " from the previous epoch's training robust accuracy r_k, normalised to sum C (§F.1 scenario 1)";
+                   " from the previous epoch's training robust accuracy r_k, normalised to sum C (docs/protocols/longtail.md §1 scenario 1)";
         case LongTailKind::ClassBalanced:
             return name() + ": " + base + "loss sum_i w_y CE_i / sum_i w_y, w_k = (1-beta)/(1-beta^n_k), beta " +
                    fmt(lt_.cb_beta) + ", normalised to sum C; " + counts;
         case LongTailKind::LdamDrw:
             return name() + ": " + base + "LDAM CE(s (z - Delta_y e_y)) on the adversarial logits, s " + fmt(lt_.ldam_scale) +
                    ", Delta_k ∝ n_k^-1/4 with max " + fmt(lt_.ldam_max_margin) +
-                   " (linear head, margin relative to the logit scale: untested, fairness.md §F.3); DRW: uniform weights "
+                   " (linear head, margin relative to the logit scale: untested, docs/protocols/longtail.md §3); DRW: uniform weights "
                    "before epoch " + std::to_string(drw_epoch_) + " (0-based), then class-balanced weights beta " +
                    fmt(lt_.cb_beta) + "; " + counts;
         case LongTailKind::CosineReg:
             return name() + ": " + base + "loss mean CE + " + fmt(lt_.cos_lambda) +
                    " * R_cos, R_cos = mean over ordered pairs of present classes of max(0, cos) of the batch's class "
-                   "means of the adversarial logits (formula ours, fairness.md §F.4; spread as R_cos/B per sample)";
+                   "means of the adversarial logits (formula ours, docs/protocols/longtail.md §4; spread as R_cos/B per sample)";
         case LongTailKind::TargetClass:
             return name() + ": " + base + "with probability " + fmt(lt_.target_prob) +
                    " per sample (never when y = c*) the attack is targeted PGD toward c* = " +
                    std::to_string(lt_.critical_class) +
-                   " (both attacks run on the whole batch, rows picked per sample); loss mean CE (§F.5)";
+                   " (both attacks run on the whole batch, rows picked per sample); loss mean CE (docs/protocols/longtail.md §5)";
     }
     return name();
 }

@@ -1,12 +1,13 @@
 #pragma once
-// The long-tail remedies of fairness.md §F transferred to adversarial training, on the PGD-AT base (train-mode
-// PGD-K on CE from a uniform start, loss on f(x_adv) in train mode, clean train-mode forward after the step):
-//   at_cost_sensitive  §F.1  w_k ∝ (1 − r_k)^p from the previous epoch's training robust accuracy r_k, or (with a
+// The long-tail remedies of docs/protocols/longtail.md (sections below) transferred to adversarial training, on the
+// PGD-AT base (train-mode PGD-K on CE from a uniform start, loss on f(x_adv) in train mode, clean train-mode forward
+// after the step):
+//   at_cost_sensitive  §1    w_k ∝ (1 − r_k)^p from the previous epoch's training robust accuracy r_k, or (with a
 //                            critical class) w_{c*} = ω; loss Σ_i w_{y_i}·CE_i / Σ_i w_{y_i}
-//   at_class_balanced  §F.2  w_k = (1 − β)/(1 − β^{n_k}), n_k = robustly-correct training samples last epoch
-//   at_ldam_drw        §F.3  CE(s·(z − Δ_y e_y)) with Δ_k ∝ n_k^{−1/4}, uniform weights before the DRW epoch, CB after
-//   at_cosine_reg      §F.4  mean CE + λ·R_cos over the batch's class means of the adversarial logits
-//   at_target_class    §F.5  with probability p_t a sample's attack is targeted PGD toward c* (never when y = c*)
+//   at_class_balanced  §2    w_k = (1 − β)/(1 − β^{n_k}), n_k = robustly-correct training samples last epoch
+//   at_ldam_drw        §3    CE(s·(z − Δ_y e_y)) with Δ_k ∝ n_k^{−1/4}, uniform weights before the DRW epoch, CB after
+//   at_cosine_reg      §4    mean CE + λ·R_cos over the batch's class means of the adversarial logits
+//   at_target_class    §5    with probability p_t a sample's attack is targeted PGD toward c* (never when y = c*)
 // Weights are normalised to Σ_k w_k = C; before any statistics (epoch 0) they are uniform and every n_k is equal.
 #include <string>
 #include <vector>

@@ -20,15 +20,15 @@ void add_longtail_flags(CLI::App& app, MethodOptions& o) {
         ->group(g);
     app.add_option("--critical-weight", lt.critical_weight,
                    "at_cost_sensitive scenario 2: omega, the critical class's weight before normalising (default 2; "
-                   "spec: 2 or 5)")
+                   "docs/protocols/longtail.md §1: 2 or 5)")
         ->group(g);
     app.add_option("--cb-beta", lt.cb_beta,
                    "at_class_balanced, at_ldam_drw (after DRW): beta of w_k = (1-beta)/(1-beta^n_k) (default 0.9999); "
-                   "n_k = robustly-correct training samples of the previous epoch (our proposal, fairness.md F.2)")
+                   "n_k = robustly-correct training samples of the previous epoch (our proposal, docs/protocols/longtail.md §2)")
         ->group(g);
     app.add_option("--ldam-max-margin", lt.ldam_max_margin,
                    "at_ldam_drw: max_k Delta_k, Delta_k ∝ n_k^-1/4 (default 0.5). With our linear heads the margin is "
-                   "relative to the raw logit scale (s = 1): untested transfer, fairness.md F.3")
+                   "relative to the raw logit scale (s = 1): untested transfer, docs/protocols/longtail.md §3")
         ->group(g);
     app.add_option("--ldam-scale", lt.ldam_scale,
                    "at_ldam_drw: logit scale s (default 1 for a linear head; LDAM's cosine head uses 30)")
@@ -38,14 +38,14 @@ void add_longtail_flags(CLI::App& app, MethodOptions& o) {
         ->group(g);
     app.add_option("--cos-lambda", lt.cos_lambda,
                    "at_cosine_reg: lambda_cos of the inter-class cosine regulariser (default 0.1; formula is ours, "
-                   "fairness.md F.4)")
+                   "docs/protocols/longtail.md §4)")
         ->group(g);
     app.add_option("--target-prob", lt.target_prob,
                    "at_target_class: probability p_t that a sample's attack is targeted toward --critical-class "
                    "(default 0.5; never for samples of that class)")
         ->group(g);
     app.add_option("--bat-tau-max", lt.bat_tau_max,
-                   "bat (RECONSTRUCTION from the abstract, fairness.md E.2): class k's early-stop budget is "
+                   "bat (RECONSTRUCTION from the abstract, docs/protocols/bat.md): class k's early-stop budget is "
                    "round(tau_max * t_k), t_k = previous-epoch training robust accuracy (default 3); per-sample budgets "
                    "in one FAT-style early-stopped PGD with CFA's counter")
         ->group(g);

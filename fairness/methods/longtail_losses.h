@@ -1,5 +1,5 @@
 #pragma once
-// Loss pieces of the long-tail remedies (fairness.md §F), each as per-sample terms whose sum is the batch loss.
+// Loss pieces of the long-tail remedies (docs/protocols/longtail.md), each as per-sample terms whose sum is the batch loss.
 #include <cstdint>
 #include <vector>
 
@@ -15,14 +15,14 @@ Tensor weighted_ce_terms(const Tensor& logits, const Tensor& labels, const std::
 Tensor ldam_logits(const Tensor& logits, const std::vector<int32_t>& host_labels, const std::vector<double>& margins,
                    float scale);
 
-// §F.4 (formula ours): μ_c = mean of the rows of class c (classes without a row skipped),
+// docs/protocols/longtail.md §4 (formula ours): μ_c = mean of the rows of class c (classes without a row skipped),
 // R_cos = (1/|P|) Σ_{(c,d)∈P} max(0, cos(μ_c, μ_d)) over the ordered pairs of present classes, c ≠ d; a 0-d tensor,
 // 0 when fewer than two classes are present. per_class (optional, resized to C): class c's mean of
 // max(0, cos(μ_c, μ_d)) over the other present classes d, −1 for a class not in the batch.
 Tensor cosine_regulariser(const Tensor& logits, const std::vector<int32_t>& host_labels, int num_classes,
                           std::vector<double>* per_class = nullptr);
 
-// BAT's target-class regulariser (fairness.md §E.2, our reconstruction): R_u,i = KL(u ‖ q_i), q_i = softmax of
+// BAT's target-class regulariser (docs/protocols/bat.md, our reconstruction): R_u,i = KL(u ‖ q_i), q_i = softmax of
 // logits_i restricted to the classes ≠ y_i, u uniform over those C − 1 classes. Per sample, not divided by B.
 Tensor uniform_target_kl(const Tensor& logits, const std::vector<int32_t>& host_labels);
 

@@ -1,5 +1,5 @@
 #pragma once
-// FAIR-TAT's target classes (fairness.md §D.2, D.4): a prior π over classes built from the previous epoch's class
+// FAIR-TAT's target classes (docs/protocols/fair_tat.md §2, §4): a prior π over classes built from the previous epoch's class
 // false-positive scores, and per-sample draws from π conditioned on "not the true class".
 #include <cstdint>
 #include <vector>

@@ -1,5 +1,5 @@
 #pragma once
-// WAT — Worst-class Adversarial Training (Li & Liu 2023; fairness.md §E.1, from code). TRADES base (eval-mode
+// WAT — Worst-class Adversarial Training (Li & Liu 2023; docs/protocols/wat.md, from code). TRADES base (eval-mode
 // attack from x + 0.001·N(0,I), K sign steps, β = 6) with C+1 Hedge weights (C classes + one "average" expert),
 // all 1 at the start. Batch loss
 //   L = (1/B) Σ_k w_k Σ_{i: y_i = k} (CE_i + β·KL_i) + w_C · (1/B) Σ_i (CE_i + β·KL_i)

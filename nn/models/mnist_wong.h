@@ -1,5 +1,5 @@
 #pragma once
-// The MNIST network of Wong et al. 2020 (fast_adversarial, MNIST/mnist_net; training.md §2.2):
+// The MNIST network of Wong et al. 2020 (fast_adversarial, MNIST/mnist_net; docs/protocols/training.md §2.2):
 // conv4x4(1->16, s2, p1), ReLU, conv4x4(16->32, s2, p1), ReLU, flatten, FC(32*7*7 -> 100), ReLU, FC(100 -> C).
 // The reference is a bare nn.Sequential, so its state-dict keys are the layer indices 0, 2, 5, 7.
 #include "nn/models/classifier.h"

@@ -1,5 +1,5 @@
 #pragma once
-// PreAct ResNet-18 (He et al. 2016, the Rice / CFA / FAIR-TAT version; training.md §2.1).
+// PreAct ResNet-18 (He et al. 2016, the Rice / CFA / FAIR-TAT version; docs/protocols/training.md §2.1).
 #include "nn/models/classifier.h"
 
 namespace cw::nn {
@@ -19,7 +19,7 @@ private:
     PreActShortcut variant_;
 };
 
-// final_bn = false: FRL's pre_resnet.py, which has no BN + ReLU before the pooling (training.md §2.1).
+// final_bn = false: FRL's pre_resnet.py, which has no BN + ReLU before the pooling (docs/protocols/training.md §2.1).
 // The reference 4x4 average pool is a global average at 32x32; we pool globally at every input size (28: 4x4
 // map, 64: 8x8 map), so the classifier is always Linear(512, C).
 class PreActResNet : public Classifier {

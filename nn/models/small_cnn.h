@@ -1,5 +1,5 @@
 #pragma once
-// The TRADES MNIST SmallCNN (training.md §2.2, TRADES models/small_cnn.py): conv3x3-32, conv3x3-32, maxpool,
+// The TRADES MNIST SmallCNN (docs/protocols/training.md §2.2, TRADES models/small_cnn.py): conv3x3-32, conv3x3-32, maxpool,
 // conv3x3-64, conv3x3-64, maxpool, fc-200, dropout 0.5, fc-200, fc-C, ReLUs; convs without padding.
 // TRADES builds its Sequentials from OrderedDicts, so the PyTorch names are feature_extractor.conv1..conv4 and
 // classifier.fc1..fc3.

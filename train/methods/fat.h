@@ -1,5 +1,5 @@
 #pragma once
-// FAT, Friendly Adversarial Training (Zhang et al. 2020; training.md §8): the early-stopped PGD-K-τ of
+// FAT, Friendly Adversarial Training (Zhang et al. 2020; docs/protocols/training.md §8): the early-stopped PGD-K-τ of
 // attacks/early_stop_pgd.h, then per_sample_i = CE(f(x'_i), y_i) / B in train mode.
 //   Original (Zhang): eval-mode attack, ω = 0.001 noise per step, dynamic τ (0 for epochs 1–50, 1 for 51–90,
 //                     2 after; 1-based) unless a fixed τ is given.

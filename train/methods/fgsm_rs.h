@@ -1,5 +1,5 @@
 #pragma once
-// FGSM-RS fast AT (Wong et al. 2020; training.md §6): δ ~ U(−ε, ε), one sign step of α = 1.25·ε in train mode,
+// FGSM-RS fast AT (Wong et al. 2020; docs/protocols/training.md §6): δ ~ U(−ε, ε), one sign step of α = 1.25·ε in train mode,
 // per_sample_i = CE(f(x + δ_i), y_i) / B.
 //
 // Catastrophic-overfitting guard (off by default; Wong's --early-stop): the first training batch of every epoch

@@ -1,5 +1,5 @@
 #pragma once
-// MART (Wang et al. 2020; training.md §9), constants from the reference code (YisenWang/MART, mart.py).
+// MART (Wang et al. 2020; docs/protocols/training.md §9), constants from the reference code (YisenWang/MART, mart.py).
 // Attack, model in EVAL mode: K sign steps on CE from x + 0.001·N(0, I) (not clipped), projected to the ε-ball
 // and the box. Loss, model in TRAIN mode (clean forward first, then x'), p = softmax f(x), p' = softmax f(x'):
 //   BCE_i = CE(f(x'_i), y_i) − log(1.0001 − p'_{i,ŷ_i} + 1e-12),   ŷ_i = argmax_{k≠y_i} p'_{i,k}

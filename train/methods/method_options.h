@@ -1,5 +1,5 @@
 #pragma once
-// Every setting of the baseline methods (training.md §4–§9), one struct for the registry and the command line.
+// Every setting of the baseline methods (docs/protocols/training.md §4–§9), one struct for the registry and the command line.
 // A negative value means "the method's default" where the default depends on the method or on ε.
 #include <string>
 #include <vector>
@@ -39,7 +39,7 @@ struct MethodOptions {
     float fat_omega = -1;         // < 0: original → 0.001, cfa → 0
 
     float fgsm_alpha_factor = 1.25f;   // FGSM-RS step α = factor·ε (Wong et al.: 10/255 at 8/255)
-    bool fgsm_guard = false;           // catastrophic-overfitting guard (training.md §6)
+    bool fgsm_guard = false;           // catastrophic-overfitting guard (docs/protocols/training.md §6)
     int fgsm_guard_steps = 5;
     float fgsm_guard_alpha = -1;       // < 0: ε/4 (Wong's 2/255 at ε = 8/255)
     float fgsm_guard_drop = 0.2f;      // stop when the check's robust accuracy falls by more than this

@@ -1,5 +1,5 @@
 #pragma once
-// Natural training (training.md §4): per_sample_i = CE(f(x_i), y_i) / B.
+// Natural training (docs/protocols/training.md §4): per_sample_i = CE(f(x_i), y_i) / B.
 #include "train/methods/method_options.h"
 
 namespace cw::train {

@@ -1,5 +1,5 @@
 #pragma once
-// PGD-AT (Madry et al.) with Rice et al.'s settings (training.md §5): PGD-K L∞ on CE from a uniform start,
+// PGD-AT (Madry et al.) with Rice et al.'s settings (docs/protocols/training.md §5): PGD-K L∞ on CE from a uniform start,
 // crafted in TRAIN mode (BN batch statistics; each of the K forwards moves the running statistics), then
 // per_sample_i = CE(f(x_adv_i), y_i) / B in train mode — no clean term. After the optimiser step the trainer runs
 // a clean train-mode forward by default (Rice / CFA log training clean accuracy that way, so the running

@@ -1,5 +1,5 @@
 #pragma once
-// TRADES (Zhang et al. 2019; training.md §7).
+// TRADES (Zhang et al. 2019; docs/protocols/training.md §7).
 // Inner maximisation, model in EVAL mode: x' = x + 0.001·N(0, I) (not clipped), then K times
 //   x' ← Π_{ε_i-ball(x)} ∩ [0,1] (x' + α·sign ∇_{x'} Σ_i KL(p(x_i) ‖ p(x'_i)))   with p(x_i) held constant.
 // Outer loss, model in TRAIN mode (clean forward first, then x', as in the reference codes), gradient through

@@ -1,0 +1,109 @@
+#include "study/slurm.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "util/atomic_file.h"
+#include "study/jobs.h"
+
+namespace cw::study {
+
+namespace fs = std::filesystem;
+
+namespace {
+std::string quoted(const std::string& s) {
+    if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,/:@%")
+                          == std::string::npos)
+        return s;
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+bool mode_flag(const std::string& a, bool& takes_value) {
+    takes_value = false;
+    if (a == "--list-jobs" || a == "--summary" || a == "--slurm") return true;
+    if (a.rfind("--job=", 0) == 0 || a.rfind("--level=", 0) == 0 || a.rfind("--slurm-", 0) == 0) {
+        takes_value = a.rfind("--slurm-", 0) == 0 && a.find('=') == std::string::npos;
+        return true;
+    }
+    if (a == "--job" || a == "--level") {
+        takes_value = true;
+        return true;
+    }
+    return false;
+}
+}  // namespace
+
+std::vector<std::string> own_argv() {
+    std::ifstream in("/proc/self/cmdline", std::ios::binary);
+    std::vector<std::string> argv;
+    for (std::string a; std::getline(in, a, '\0');) argv.push_back(a);
+    return argv;
+}
+
+std::string rerun_command(const std::vector<std::string>& argv) {
+    std::string cmd = quoted(fs::canonical("/proc/self/exe").string());
+    for (size_t i = 1; i < argv.size(); ++i) {
+        bool takes_value = false;
+        if (mode_flag(argv[i], takes_value)) {
+            if (takes_value) ++i;
+            continue;
+        }
+        cmd += " " + quoted(argv[i]);
+    }
+    return cmd;
+}
+
+std::string write_slurm_scripts(const std::vector<StudyJob>& jobs, const std::string& dir, const std::string& title,
+                                const SlurmOptions& o, const std::string& command, const std::string& workdir) {
+    fs::create_directories(dir);
+    int levels = 0;
+    for (const StudyJob& j : jobs) levels = std::max(levels, j.level + 1);
+    auto header = [&](const std::string& name, const std::string& log, bool gpu) {
+        std::ostringstream h;
+        h << "#!/bin/sh\n# " << title << " — written by --slurm; submit with submit.sh\n"
+          << "#SBATCH --job-name=" << name << "\n#SBATCH --chdir=" << workdir << "\n#SBATCH --output=" << log << "\n"
+          << "#SBATCH --open-mode=append\n#SBATCH --cpus-per-task=" << o.cpus << "\n#SBATCH --time=" << o.time << "\n";
+        if (gpu && o.gpus > 0) h << "#SBATCH --gres=gpu:" << o.gpus << "\n";
+        if (!o.partition.empty()) h << "#SBATCH --partition=" << o.partition << "\n";
+        h << "#SBATCH --signal=B:TERM@" << o.signal_seconds << "\n#SBATCH --requeue\n";
+        return h.str();
+    };
+    const std::string abs = fs::absolute(dir).string();
+    std::ostringstream submit;
+    submit << "#!/bin/sh\n# Submits " << title << ": one job array per dependency level, each after the one before\n"
+           << "# has succeeded (afterok), then the summary once all have ended (afterany).\nset -e\n";
+    std::string all;
+    for (int l = 0; l < levels; ++l) {
+        std::ostringstream list;
+        int n = 0;
+        for (const StudyJob& j : jobs)
+            if (j.level == l) {
+                list << j.id << "\n";
+                ++n;
+            }
+        const std::string lst = abs + "/level" + std::to_string(l) + ".jobs";
+        util::write_file_atomic(lst, list.str());
+        std::ostringstream s;
+        s << header("level" + std::to_string(l), abs + "/level" + std::to_string(l) + "_%a.log", true)
+          << "#SBATCH --array=0-" << n - 1 << "\n"
+          << "job=$(sed -n \"$((SLURM_ARRAY_TASK_ID + 1))p\" " << quoted(lst) << ")\n"
+          << "exec " << command << " --yes --job \"$job\"\n";
+        util::write_file_atomic(abs + "/level" + std::to_string(l) + ".sbatch", s.str());
+        submit << "j" << l << "=$(sbatch --parsable" << (l ? " --dependency=afterok:$j" + std::to_string(l - 1) : "")
+               << " " << quoted(abs + "/level" + std::to_string(l) + ".sbatch") << ")\n";
+        all += ":$j" + std::to_string(l);
+    }
+    std::ostringstream sum;
+    sum << header("summary", abs + "/summary.log", false) << "exec " << command << " --summary\n";
+    util::write_file_atomic(abs + "/summary.sbatch", sum.str());
+    submit << "s=$(sbatch --parsable --dependency=afterany" << all << " " << quoted(abs + "/summary.sbatch") << ")\n"
+           << "echo \"submitted:" << all << " and the summary $s\"\n";
+    util::write_file_atomic(abs + "/submit.sh", submit.str());
+    return "sh " + quoted(abs + "/submit.sh");
+}
+
+}  // namespace cw::study

@@ -1,0 +1,238 @@
+// A study spread over processes (study/jobs.h, study/job_lock.h, study/slurm.h): the jobs and their levels, the
+// lock, and real runs — GNU parallel level by level against one process (bit for bit), a job killed with SIGTERM
+// and with SIGKILL continuing to the numbers of an uninterrupted run, --summary listing what is missing, and the
+// generated Slurm scripts.
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+
+#include "util/atomic_file.h"
+#include "report/subprocess.h"
+#include "study/job_lock.h"
+#include "study/study.h"
+#include "tests/skip.h"
+#include "tests/test_experiments_util.h"
+#include "tests/test_process.h"
+
+using namespace cw;
+namespace fs = std::filesystem;
+using cw_experiments_test::fresh_dir;
+using cw_experiments_test::read_text;
+using cw_test::Spawned;
+
+namespace {
+
+study::Study dependent_study() {
+    train::JobConfig base;
+    study::Study s;
+    s.title = "deps";
+    s.arms = {study::arm("natural", base, "natural"), study::arm("pgd_at", base, "pgd_at"),
+              study::arm("frl", base, "frl_rwrm"), study::arm("after_frl", base, "natural")};
+    s.arms[2].init_arm = "pgd_at";
+    s.arms[2].init_file = "best_robust.safetensors";
+    s.arms[3].needs = {"frl", "natural"};
+    return s;
+}
+
+// cifar10_fairtat's protocol on the synthetic set, tiny: natural, pgd_at and FRL fine-tuning pgd_at's checkpoint.
+const std::string kFairtat =
+    " --dataset synthetic --arch lenet5 --train-n 200 --eval-n 100 --epoch-eval-n 50 --batch-size 50"
+    " --attack-steps 2 --eval-steps 2 --final-attacks pgd20 --val-split first:5 --device cpu"
+    " --optimizer adam --lr 0.002";
+
+// `args` without --epochs or --arms: the three arms, two epochs (a flag may be given once).
+std::string fairtat(const std::string& args) {
+    const std::string defaults = (args.find("--epochs") == std::string::npos ? " --epochs 2" : "") +
+                                 std::string(args.find("--arms") == std::string::npos ? " --arms natural,pgd_at,frl" : "");
+    return "env CLASSWISE_THREADS=1 CLASSWISE_GNUPLOT=/nonexistent " +
+           (cw_test::repo_root() / "experiments" / "cifar10_fairtat").string() + kFairtat + defaults + " " + args;
+}
+
+int run(const std::string& command, std::string* text = nullptr) {
+    Spawned p(command);
+    const int code = p.finish();
+    if (text) *text = p.text;
+    UNSCOPED_INFO(command << "\n" << p.text);
+    return code;
+}
+
+std::string evaluations(const fs::path& results) {
+    // Bit for bit, except the wall time each evaluation took. One thread in every run: the sums' order is fixed.
+    nlohmann::json e = nlohmann::json::parse(read_text(results)).at("evaluations");
+    for (auto& x : e) x.erase("time_s");
+    return e.dump();
+}
+
+std::string summary_tables(const fs::path& md) {
+    const std::string text = read_text(md);
+    return text.substr(0, text.find("\nWall time"));
+}
+
+void same_results(const fs::path& a, const fs::path& b, const std::vector<std::string>& jobs) {
+    for (const std::string& j : jobs)
+        for (const char* cp : {"eval_last", "eval_best_fair"}) {
+            INFO(j << " " << cp);
+            CHECK(evaluations(a / j / cp / "results.json") == evaluations(b / j / cp / "results.json"));
+        }
+    CHECK(summary_tables(a / "summary.md") == summary_tables(b / "summary.md"));
+}
+
+}  // namespace
+
+TEST_CASE("study jobs: levels follow the needs, seeds multiply the arms, ids and errors", "[study][cluster]") {
+    const study::Study s = dependent_study();
+    const auto jobs = study::study_jobs(s, "out", {});
+    REQUIRE(jobs.size() == 4);
+    CHECK(jobs[0].id == "natural");
+    CHECK(jobs[1].id == "pgd_at");
+    CHECK(jobs[2].id == "frl");
+    CHECK(jobs[2].level == 1);
+    CHECK(jobs[2].needs == std::vector<std::string>{"pgd_at"});
+    CHECK(jobs[3].id == "after_frl");
+    CHECK(jobs[3].level == 2);
+    CHECK(jobs[3].dir == (fs::path("out") / "after_frl").string());
+
+    const auto seeded = study::study_jobs(s, "out", {0, 5});
+    REQUIRE(seeded.size() == 8);
+    const std::vector<std::string> ids = {"natural/seed0", "pgd_at/seed0", "natural/seed5", "pgd_at/seed5",
+                                          "frl/seed0",     "frl/seed5",    "after_frl/seed0", "after_frl/seed5"};
+    for (size_t i = 0; i < ids.size(); ++i) CHECK(seeded[i].id == ids[i]);
+    CHECK(seeded[5].needs == std::vector<std::string>{"pgd_at/seed5"});
+    CHECK(seeded[7].needs == std::vector<std::string>{"frl/seed5", "natural/seed5"});
+    CHECK(study::find_job(seeded, "3").id == "pgd_at/seed5");
+    CHECK(study::find_job(seeded, "frl/seed5").index == 5);
+    REQUIRE_THROWS_WITH(study::find_job(seeded, "frl/seed9"), Catch::Contains("--job: no job 'frl/seed9'"));
+    REQUIRE_THROWS_WITH(study::find_job(seeded, "8"), Catch::Contains("0..7"));
+
+    CHECK(study::parse_seeds("0,1,2") == std::vector<uint64_t>{0, 1, 2});
+    REQUIRE_THROWS_WITH(study::parse_seeds("0,x"), "--seeds: 'x' is not a whole number (expected e.g. 0,1,2)");
+    REQUIRE_THROWS_WITH(study::parse_seeds("1,1"), "--seeds: seed 1 is listed twice");
+
+    study::Study cyclic = s;
+    cyclic.arms[1].needs = {"after_frl"};
+    REQUIRE_THROWS_WITH(study::study_jobs(cyclic, "out", {}), Catch::Contains("form a cycle"));
+    study::Study unknown = s;
+    unknown.arms[0].needs = {"nope"};
+    REQUIRE_THROWS_WITH(study::study_jobs(unknown, "out", {}),
+                        "study: arm 'natural' needs arm 'nope', which this study does not have");
+}
+
+TEST_CASE("study jobs: the lock is exclusive, released on exit, taken over from a dead pid", "[study][cluster]") {
+    const fs::path dir = fresh_dir("cw_job_lock");
+    {
+        study::JobLock lock(dir.string(), "job a");
+        REQUIRE(fs::exists(dir / ".lock"));
+        REQUIRE_THROWS_WITH(study::JobLock(dir.string(), "job a"),
+                            Catch::Contains("job a: running in pid " + std::to_string(getpid())));
+        REQUIRE(study::live_lock_holder(dir.string()));
+    }
+    REQUIRE(!fs::exists(dir / ".lock"));
+    // A process that died (SIGKILL) left its lock: pid of a child that has exited.
+    const pid_t child = fork();
+    if (child == 0) _exit(0);
+    waitpid(child, nullptr, 0);
+    cw::util::write_file_atomic((dir / ".lock").string(), std::to_string(child) + " " + study::this_host() + "\n");
+    REQUIRE(!study::live_lock_holder(dir.string()));
+    { study::JobLock taken(dir.string(), "job a"); }
+    // Another host's lock cannot be checked from here: refused, naming the host.
+    cw::util::write_file_atomic((dir / ".lock").string(), "1 some-other-host\n");
+    REQUIRE_THROWS_WITH(study::JobLock(dir.string(), "job a"), Catch::Contains("on some-other-host"));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("study cluster: GNU parallel level by level gives the single process's numbers bit for bit",
+          "[study][cluster]") {
+    if (!report::program_in_path("parallel")) CW_SKIP("no GNU parallel (apt-get install parallel)");
+    const fs::path one = fresh_dir("cw_cluster_one"), par = fresh_dir("cw_cluster_par");
+    REQUIRE(run(fairtat("--out " + one.string())) == 0);
+    std::string text;
+    REQUIRE(run(fairtat("--out " + par.string() + " --list-jobs"), &text) == 0);
+    CHECK(text == "natural\npgd_at\nfrl\n");
+    // A job whose input is not finished stops at once, naming it.
+    REQUIRE(run(fairtat("--out " + par.string() + " --job frl"), &text) == 1);
+    CHECK(text.find("job frl needs pgd_at finished first") != std::string::npos);
+    // --summary before anything ran: lists every job as not started, exit 3.
+    REQUIRE(run(fairtat("--out " + par.string() + " --summary"), &text) == study::kIncompleteExit);
+    CHECK(text.find("0 of 3 jobs finished") != std::string::npos);
+    CHECK(text.find("  frl: not started") != std::string::npos);
+    const std::string bin = fairtat("--out " + par.string());
+    for (int level = 0; level < 2; ++level)
+        REQUIRE(run("sh -c \"" + bin + " --list-jobs --level " + std::to_string(level) + " | parallel -j 2 " + bin +
+                    " --job {}\"") == 0);
+    REQUIRE(run(fairtat("--out " + par.string() + " --list-jobs --level 2"), &text) == 0);
+    CHECK(text.empty());
+    REQUIRE(run(fairtat("--out " + par.string() + " --summary"), &text) == 0);
+    CHECK(text.find("3 of 3 jobs finished") != std::string::npos);
+    same_results(one, par, {"natural", "pgd_at", "frl"});
+    fs::remove_all(one);
+    fs::remove_all(par);
+}
+
+TEST_CASE("study cluster: seeds; a job killed by SIGTERM or SIGKILL continues to the uninterrupted numbers",
+          "[study][cluster]") {
+    const fs::path one = fresh_dir("cw_cluster_seeds_one"), jobs = fresh_dir("cw_cluster_seeds_jobs");
+    const std::string seeds = " --seeds 0,1 --arms natural,pgd_at --epochs 30";
+    REQUIRE(run(fairtat("--out " + one.string() + seeds)) == 0);
+    const std::string md = read_text(one / "summary.md");
+    CHECK(md.find("Mean ± std over seeds") != std::string::npos);
+    CHECK(md.find("| pgd_at | 2 |") != std::string::npos);
+    CHECK(md.find("Seed 1:") != std::string::npos);
+    std::string text;
+    REQUIRE(run(fairtat("--out " + jobs.string() + seeds + " --list-jobs"), &text) == 0);
+    CHECK(text == "natural/seed0\npgd_at/seed0\nnatural/seed1\npgd_at/seed1\n");
+    for (const char* id : {"natural/seed0", "natural/seed1", "pgd_at/seed1"})
+        REQUIRE(run(fairtat("--out " + jobs.string() + seeds + " --job " + id)) == 0);
+    {   // SIGTERM in training: state saved, 143, the lock released
+        Spawned p(fairtat("--out " + jobs.string() + seeds + " --job pgd_at/seed0"));
+        REQUIRE(p.wait_for("epoch 3/30", 300));
+        kill(p.pid, SIGTERM);
+        REQUIRE(p.finish() == 143);
+        CHECK(fs::exists(jobs / "pgd_at/seed0/state.safetensors"));
+        CHECK(!fs::exists(jobs / "pgd_at/seed0/.lock"));
+    }
+    {   // SIGKILL later on: the lock stays behind, stale; the job restarts from its last saved state
+        Spawned p(fairtat("--out " + jobs.string() + seeds + " --job pgd_at/seed0"));
+        REQUIRE(p.wait_for("epoch 8/30", 300));
+        kill(p.pid, SIGKILL);
+        REQUIRE(p.finish() == 128 + SIGKILL);
+        CHECK(fs::exists(jobs / "pgd_at/seed0/.lock"));
+    }
+    REQUIRE(run(fairtat("--out " + jobs.string() + seeds + " --summary"), &text) == study::kIncompleteExit);
+    CHECK(text.find("pgd_at/seed0: started, not running") != std::string::npos);
+    REQUIRE(run(fairtat("--out " + jobs.string() + seeds + " --job pgd_at/seed0"), &text) == 0);
+    CHECK(text.find("resum") != std::string::npos);
+    REQUIRE(run(fairtat("--out " + jobs.string() + seeds + " --summary")) == 0);
+    for (const char* j : {"natural/seed0", "pgd_at/seed0", "natural/seed1", "pgd_at/seed1"}) {
+        INFO(j);
+        CHECK(evaluations(one / j / "eval_last/results.json") == evaluations(jobs / j / "eval_last/results.json"));
+    }
+    CHECK(summary_tables(one / "summary.md").substr(0, 200) == summary_tables(jobs / "summary.md").substr(0, 200));
+    fs::remove_all(one);
+    fs::remove_all(jobs);
+}
+
+TEST_CASE("study cluster: --slurm writes an array per level, afterok between levels, afterany for the summary",
+          "[study][cluster]") {
+    const fs::path dir = fresh_dir("cw_cluster_slurm");
+    std::string text;
+    REQUIRE(run(fairtat("--out " + dir.string() + " --seeds 0,1 --slurm --slurm-gpus 2 --slurm-cpus 6 "
+                        "--slurm-time 2:00:00 --slurm-partition gpu"), &text) == 0);
+    CHECK(text.find("submit them with:\n  sh " + (dir / "slurm" / "submit.sh").string()) != std::string::npos);
+    const fs::path s = dir / "slurm";
+    CHECK(read_text(s / "level0.jobs") == "natural/seed0\npgd_at/seed0\nnatural/seed1\npgd_at/seed1\n");
+    CHECK(read_text(s / "level1.jobs") == "frl/seed0\nfrl/seed1\n");
+    const std::string l1 = read_text(s / "level1.sbatch");
+    for (const char* line : {"#SBATCH --array=0-1\n", "#SBATCH --gres=gpu:2\n", "#SBATCH --cpus-per-task=6\n",
+                             "#SBATCH --time=2:00:00\n", "#SBATCH --partition=gpu\n", "#SBATCH --signal=B:TERM@120\n",
+                             "#SBATCH --requeue\n", " --seeds 0,1 --yes --job \"$job\"\n"})
+        CHECK(l1.find(line) != std::string::npos);
+    CHECK(l1.substr(l1.find("\nexec ")).find("--slurm") == std::string::npos);   // the job runs, not --slurm again
+    const std::string submit = read_text(s / "submit.sh");
+    CHECK(submit.find("j1=$(sbatch --parsable --dependency=afterok:$j0 ") != std::string::npos);
+    CHECK(submit.find("--dependency=afterany:$j0:$j1 ") != std::string::npos);
+    CHECK(read_text(s / "summary.sbatch").find(" --summary\n") != std::string::npos);
+    CHECK(read_text(s / "summary.sbatch").find("--gres") == std::string::npos);
+    fs::remove_all(dir);
+}
