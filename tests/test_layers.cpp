@@ -64,11 +64,11 @@ TEST_CASE("layers: an include from a lower layer, or between siblings, fails wit
                                       "train (layer 5, a higher layer)"));
         CHECK_THAT(out.text, Contains("layers: 1 include(s) against the layer order"));
     }
-    SECTION("report included from train: the old jobs/job.cpp -> report edge") {
-        t.write("jobs/job.cpp", "#  include \"report/run_page.h\"\n");
+    SECTION("report included from train: the old train/job.cpp -> report edge") {
+        t.write("train/job.cpp", "#  include \"report/run_page.h\"\n");
         const auto out = check(t.root);
         REQUIRE(out.code == 1);
-        CHECK_THAT(out.text, Contains("jobs/job.cpp:1: includes report/run_page.h: train (layer 5) may not include "
+        CHECK_THAT(out.text, Contains("train/job.cpp:1: includes report/run_page.h: train (layer 5) may not include "
                                       "report (layer 7, a higher layer)"));
     }
     SECTION("siblings: nn and datasets share a layer and do not include each other") {
