@@ -18,7 +18,7 @@ BUILD    := build
 # The CUDA plugin's rules below come before `all:`; without this, plain `make` would build only the plugin.
 .DEFAULT_GOAL := all
 
-LIB_DIRS := util engine engine/cpu engine/ops nn nn/models datasets attacks eval fairness fairness/methods train train/methods cli report study protocols
+LIB_DIRS := util engine engine/cpu engine/ops nn nn/models datasets attacks eval train train/methods fairness/methods report cli jobs study protocols
 LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.cpp))
 LIB_OBJS := $(LIB_SRCS:%.cpp=$(BUILD)/%.o)
 LIB      := $(BUILD)/libclasswise.a

@@ -6,14 +6,6 @@
 
 namespace cw::cli {
 
-std::vector<std::string> split_list(const std::string& text) {
-    std::vector<std::string> out;
-    std::stringstream in(text);
-    for (std::string item; std::getline(in, item, ',');)
-        if (!item.empty()) out.push_back(item);
-    return out;
-}
-
 std::string preset_text(const std::vector<std::pair<std::string, std::string>>& preset) {
     std::string s;
     for (const auto& [flag, value] : preset) s += (s.empty() ? "" : " ") + flag + " " + value;

@@ -50,9 +50,6 @@ void add_common_flags(CLI::App& app, CommonFlags& f, const CommonSpec& spec);
 int parse(CLI::App& app, int argc, const char* const* argv, CommonFlags& f, const CommonSpec& spec, std::ostream& out,
           std::ostream& err);
 
-// "a,b,,c" → {"a", "b", "c"}: list-valued flags (--attacks, --final-checkpoints).
-std::vector<std::string> split_list(const std::string& text);
-
 // "--train-n 4000 --epochs 3 ..." for help texts.
 std::string preset_text(const std::vector<std::pair<std::string, std::string>>& preset);
 

@@ -9,11 +9,19 @@
 #include <thread>
 #include <vector>
 
+#include "engine/threads.h"
+
 namespace cw::data {
+
+// The threads parallel_for uses for n items: the engine's thread count (engine/threads.h: CLASSWISE_THREADS, the
+// cgroup quota ...), at most one per 64 items (a thread costs more than decoding a few images), at least one.
+inline int64_t parallel_workers(int64_t n) {
+    return std::max<int64_t>(1, std::min<int64_t>(worker_threads(), n / 64));
+}
 
 template <class Fn>
 void parallel_for(int64_t n, Fn fn) {
-    const int64_t workers = std::max<int64_t>(1, std::min<int64_t>(std::thread::hardware_concurrency(), n / 64));
+    const int64_t workers = parallel_workers(n);
     std::atomic<int64_t> next{0};
     std::atomic<bool> failed{false};
     std::exception_ptr first_error;

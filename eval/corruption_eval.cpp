@@ -12,10 +12,10 @@
 #include "datasets/corruptions.h"
 #include "datasets/loaders.h"
 #include "datasets/paths.h"
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "eval/corruption_state.h"
 #include "eval/evaluator.h"
-#include "fairness/metrics.h"
+#include "eval/class_metrics.h"
 #include "util/format.h"
 
 namespace cw::eval {
@@ -78,7 +78,7 @@ void Run::load_or_start() {
     if (!opt_.resume || file.empty() || !std::filesystem::exists(file)) return;
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(read_file_text(file));
+        j = nlohmann::json::parse(util::read_file_text(file));
     } catch (const nlohmann::json::parse_error&) {
         throw std::runtime_error(file + ": malformed JSON; remove it or run without --resume");
     }
@@ -92,7 +92,7 @@ void Run::load_or_start() {
 
 void Run::save() const {
     if (!opt_.out_dir.empty())
-        write_file_atomic(path("corruption_state.json"), corruption_state_to_json(state_).dump());
+        util::write_file_atomic(path("corruption_state.json"), corruption_state_to_json(state_).dump());
 }
 
 std::vector<int32_t> Run::predict(const data::Dataset& d, const std::vector<int64_t>& idx) {
@@ -241,8 +241,8 @@ CorruptionOutcome Run::go() {
                             : std::string()));
         }
     if (!opt_.out_dir.empty()) {
-        write_file_atomic(path("results.json"), out.results.dump(2) + "\n");
-        write_file_atomic(path("records.csv"), records_csv(out.records));
+        util::write_file_atomic(path("results.json"), out.results.dump(2) + "\n");
+        util::write_file_atomic(path("records.csv"), records_csv(out.records));
     }
     return out;
 }

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "cli/common_flags.h"
 #include "datasets/corruptions.h"
+#include "util/split_list.h"
 
 namespace cw::eval {
 
@@ -27,7 +27,7 @@ std::vector<std::string> parse_corruption_list(const std::string& flag, const st
     auto add = [&](const std::string& name) {
         if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
     };
-    for (const std::string& item : cli::split_list(text)) {
+    for (const std::string& item : util::split_list(text)) {
         if (item == "all") for (const auto& n : data::corruption_names()) add(n);
         else if (item == "benchmark") for (const auto& n : benchmark_corruptions()) add(n);
         else if (item == "fair-tat") for (const auto& n : fair_tat_corruptions()) add(n);
@@ -52,7 +52,7 @@ std::vector<int> parse_severities(const std::string& flag, const std::string& te
         if (s.size() != 1 || s[0] < '1' || s[0] > '5') throw bad();
         return s[0] - '0';
     };
-    for (const std::string& item : cli::split_list(text)) {
+    for (const std::string& item : util::split_list(text)) {
         const size_t dash = item.find('-');
         const int lo = number(item.substr(0, dash));
         const int hi = dash == std::string::npos ? lo : number(item.substr(dash + 1));

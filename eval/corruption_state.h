@@ -1,6 +1,6 @@
 #pragma once
 // The resumable state of a corruption evaluation (eval/corruption_eval.h): the clean pass and every finished
-// corruption with its predictions, in out_dir/corruption_state.json, replaced atomically (eval/atomic_file.h) after
+// corruption with its predictions, in out_dir/corruption_state.json, replaced atomically (util/atomic_file.h) after
 // the clean pass and after each corruption — the unit of work, since one corruption is a pass per severity.
 #include <cstdint>
 #include <nlohmann/json.hpp>

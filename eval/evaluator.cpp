@@ -7,7 +7,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "attacks/checks.h"
 #include "eval/class_logits.h"
 #include "eval/class_table.h"
@@ -122,7 +122,7 @@ void Run::load_or_start() {
     state_.logit_sums = fresh_logit_sums();
     const std::string file = opt_.out_dir.empty() ? "" : path("eval_state.json");
     if (!opt_.resume || file.empty() || !std::filesystem::exists(file)) return;
-    EvalState saved = state_from_json(nlohmann::json::parse(read_file_text(file)));
+    EvalState saved = state_from_json(nlohmann::json::parse(util::read_file_text(file)));
     if (saved.fingerprint != state_.fingerprint)
         throw std::runtime_error(file + ": written by a different evaluation (attacks, seed, batches or classes "
                                         "differ); remove it or run without --resume");
@@ -143,7 +143,7 @@ void Run::load_or_start() {
 }
 
 void Run::save() {
-    if (!opt_.out_dir.empty()) write_file_atomic(path("eval_state.json"), state_to_json(state_).dump());
+    if (!opt_.out_dir.empty()) util::write_file_atomic(path("eval_state.json"), state_to_json(state_).dump());
 }
 
 void Run::step_done() {
@@ -377,8 +377,8 @@ EvalOutcome Run::go() {
     out.results = results_json(opt_.info, out.records, out.attacks, state_.logit_sums);
     if (opt_.log) print_class_table(*opt_.log, out.records, opt_.info.classes);
     if (!opt_.out_dir.empty()) {
-        write_file_atomic(path("results.json"), out.results.dump(2) + "\n");
-        write_file_atomic(path("records.csv"), records_csv(out.records));
+        util::write_file_atomic(path("results.json"), out.results.dump(2) + "\n");
+        util::write_file_atomic(path("records.csv"), records_csv(out.records));
     }
     return out;
 }

@@ -4,8 +4,8 @@
 #include <stdexcept>
 
 #include "eval/class_logits.h"
-#include "fairness/agreement.h"
-#include "fairness/metrics.h"
+#include "eval/agreement.h"
+#include "eval/class_metrics.h"
 
 namespace cw::eval {
 

@@ -9,7 +9,7 @@
 // - per_class_mean_logits (C×C, row c = μ_c, the mean logit vector over the samples of true class c — at the clean
 //   input for "clean", at the attack's returned point for a plain attack, every sample of the class; null for a
 //   class without samples) and cross_class_similarity {matrix: cosine similarities of the μ_c, mean_other: s_c,
-//   max_other} (fairness/agreement.h). They come from the evaluator's logit sums; an ensemble (AutoAttack) has
+//   max_other} (eval/agreement.h). They come from the evaluator's logit sums; an ensemble (AutoAttack) has
 //   none — it returns no single point per sample, only the stage that broke it — and neither has a run resumed
 //   from a state written before the sums were kept.
 // - With superclasses (RunInfo::coarse_classes, e.g. CIFAR-100's 20): top-level coarse_classes and coarse_of

@@ -18,7 +18,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "eval/corruption_set.h"
 #include "protocols/benz_outputs.h"
 #include "protocols/corruption_ranking.h"
@@ -27,6 +27,7 @@
 #include "report/html.h"
 #include "report/run_data.h"
 #include "study/study.h"
+#include "util/split_list.h"
 
 namespace fs = std::filesystem;
 using namespace cw;
@@ -134,9 +135,9 @@ int main(int argc, char** argv) {
         eval::parse_severities("--severities", severities);
         base.final_corruptions = corruptions;
         base.corruption_severities = severities;
-        const std::vector<std::string> attacks = cli::split_list(base.final_attacks);
+        const std::vector<std::string> attacks = util::split_list(base.final_attacks);
         if (attacks.empty()) throw std::invalid_argument("--final-attacks: the ranking under attack needs an attack");
-        const std::string checkpoint = cli::split_list(base.final_checkpoints).at(0);
+        const std::string checkpoint = util::split_list(base.final_checkpoints).at(0);
         study::Study s;
         s.title = study::data_and_model(base) +
                   ": common corruptions per class, natural vs adversarial training (Benz et al. 3.4)";
@@ -170,8 +171,8 @@ int main(int argc, char** argv) {
             "of two per-class accuracy vectors (– where one side is constant, e.g. a natural model at 0% under "
             "attack for every class).\n\n" +
             protocols::corruption_ranking_markdown(classes, s.attack, parts, ranks, natural, adversarial);
-        eval::write_file_atomic((out / "corruption_ranking.md").string(), md);
-        eval::write_file_atomic((out / "corruption_ranking.json").string(),
+        util::write_file_atomic((out / "corruption_ranking.md").string(), md);
+        util::write_file_atomic((out / "corruption_ranking.json").string(),
                                 protocols::corruption_ranking_json(classes, s.attack, parts, ranks).dump(2));
         std::string figures;
         if (report::gnuplot_available()) {
@@ -184,7 +185,7 @@ int main(int argc, char** argv) {
         const std::string body = "<h1>" + report::html_escape(s.title) + "</h1>\n<p>The tables: <a "
                                  "href=\"corruption_ranking.md\">corruption_ranking.md</a> (and .json); the arms side "
                                  "by side: <a href=\"compare.html\">compare.html</a>.</p>\n" + figures;
-        eval::write_file_atomic((out / "corruption_ranking.html").string(), report::html_page(s.title, body));
+        util::write_file_atomic((out / "corruption_ranking.html").string(), report::html_page(s.title, body));
         protocols::append_to_summary(out.string(), "Corruptions per class and their ranking against " + s.attack +
                                                    ": [corruption_ranking.md](corruption_ranking.md), "
                                                    "[corruption_ranking.html](corruption_ranking.html) (figures in figures/).\n");

@@ -31,8 +31,8 @@
 #include "datasets/registry.h"
 #include "engine/device.h"
 #include "datasets/splits.h"
-#include "eval/atomic_file.h"
-#include "eval/audit.h"
+#include "util/atomic_file.h"
+#include "jobs/audit.h"
 #include "nn/checkpoint.h"
 #include "nn/safetensors.h"
 #include "protocols/argv_peek.h"
@@ -215,7 +215,7 @@ int main(int argc, char** argv) {
                             {"step_size", fo.step_size}, {"mean_start_loss", s.start_loss}, {"mean_final_loss", s.final_loss},
                             {"mean_final_loss_8bit", s.final_loss_u8}, {"seconds", s.seconds}};
         }
-        eval::write_file_atomic((sets / "construction.json").string(), losses.dump(2) + "\n");
+        util::write_file_atomic((sets / "construction.json").string(), losses.dump(2) + "\n");
 
         // ---- 3. natural training on each set; 4. per-class evaluation --------------------------------------------
         study::Study s;
@@ -256,8 +256,8 @@ int main(int argc, char** argv) {
                   " | " + fmt_number(l.at("mean_final_loss_8bit").get<double>()) + " |\n";
         md += "\n## Average, worst and best class\n\n" + protocols::extremes_markdown(classes, columns) +
               "\n## Every class\n\n" + protocols::per_class_markdown(classes, columns);
-        eval::write_file_atomic((out / "features_table.md").string(), md);
-        eval::write_file_atomic((out / "per_class.csv").string(), protocols::per_class_csv(classes, columns));
+        util::write_file_atomic((out / "features_table.md").string(), md);
+        util::write_file_atomic((out / "per_class.csv").string(), protocols::per_class_csv(classes, columns));
         std::cout << "\n" << md << "\nwrote " << (out / "features_table.md").string() << " and "
                   << (out / "per_class.csv").string() << "\n";
         return 0;

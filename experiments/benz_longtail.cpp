@@ -21,7 +21,7 @@
 #include <iostream>
 
 #include "datasets/registry.h"
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "protocols/benz_outputs.h"
 #include "protocols/longtail_arms.h"
 #include "protocols/longtail_table.h"
@@ -29,6 +29,7 @@
 #include "report/html.h"
 #include "report/run_data.h"
 #include "study/study.h"
+#include "util/split_list.h"
 
 namespace fs = std::filesystem;
 using namespace cw;
@@ -132,7 +133,7 @@ int main(int argc, char** argv) {
                   ": long-tail remedies against PGD-AT, critical class " + classes[static_cast<size_t>(critical)] +
                   " (Benz et al. 3.3)";
         s.arms = protocols::select_longtail_arms("--arms", protocols::longtail_arms(base, critical, weights), arms);
-        const std::vector<std::string> attacks = cli::split_list(base.final_attacks);
+        const std::vector<std::string> attacks = util::split_list(base.final_attacks);
         if (attacks.empty()) throw std::invalid_argument("--final-attacks: the robust column needs an attack");
         s.attack = attacks.front();
         std::cout << "critical class: " << classes[static_cast<size_t>(critical)] << " (index " << critical << ")\n";
@@ -171,8 +172,8 @@ int main(int argc, char** argv) {
                                protocols::critical_markdown(tr, classes) + "\n## Clean\n\n" +
                                protocols::critical_markdown(tc, classes) + "\n## Every class\n\n" +
                                protocols::critical_per_class_markdown(classes, critical, labels, columns);
-        eval::write_file_atomic((out / "longtail_table.md").string(), md);
-        eval::write_file_atomic((out / "longtail_table.json").string(),
+        util::write_file_atomic((out / "longtail_table.md").string(), md);
+        util::write_file_atomic((out / "longtail_table.json").string(),
                                 nlohmann::json{{"attack", s.attack},
                                                {"clean", protocols::critical_json(tc, classes)},
                                                {"robust", protocols::critical_json(tr, classes)}}
@@ -191,7 +192,7 @@ int main(int argc, char** argv) {
             protocols::critical_html(tr, classes) + "<h2>Clean</h2>\n" + protocols::critical_html(tc, classes) +
             figure_html + "<h2>Every class</h2>\n" +
             protocols::critical_per_class_html(classes, critical, labels, columns);
-        eval::write_file_atomic((out / "longtail.html").string(), report::html_page(s.title, body));
+        util::write_file_atomic((out / "longtail.html").string(), report::html_page(s.title, body));
         // The study's summary links the critical-class view.
         protocols::append_to_summary(out.string(), "Critical class " + name + ": [longtail_table.md](longtail_table.md), "
                                                    "[longtail.html](longtail.html).\n");

@@ -17,11 +17,12 @@
 #include <filesystem>
 #include <iostream>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "protocols/benz_outputs.h"
 #include "protocols/class_similarity.h"
 #include "report/run_data.h"
 #include "study/study.h"
+#include "util/split_list.h"
 
 namespace fs = std::filesystem;
 
@@ -57,7 +58,7 @@ int main(int argc, char** argv) {
     study::add_methods_flag(app, methods);
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("benz_similarity", [&] {
-        const std::vector<std::string> attacks = cli::split_list(base.final_attacks);
+        const std::vector<std::string> attacks = util::split_list(base.final_attacks);
         if (attacks.empty()) throw std::invalid_argument("--final-attacks: the analysis needs an attack (e.g. pgd20)");
         study::Study s;
         s.title = study::data_and_model(base) +
@@ -88,8 +89,8 @@ int main(int argc, char** argv) {
                      "heatmaps" + (an.clean.superclass ? ", superclass confusion" : "") + ")\n";
         }
         if (!superclasses) md += "No superclasses in " + base.data.dataset + ": the superclass part needs CIFAR-100.\n";
-        eval::write_file_atomic((fs::path(out) / "similarity.md").string(), md);
-        eval::write_file_atomic((fs::path(out) / "similarity.json").string(), json.dump(2) + "\n");
+        util::write_file_atomic((fs::path(out) / "similarity.md").string(), md);
+        util::write_file_atomic((fs::path(out) / "similarity.json").string(), json.dump(2) + "\n");
         const std::vector<std::string> drawn = protocols::render_figures(figs, out);
         for (size_t i = 0; i < drawn.size(); ++i)
             links += "- " + s.arms[i].name + ": [similarity against error, per class](" + drawn[i] + ")\n";

@@ -18,11 +18,12 @@
 #include <filesystem>
 #include <iostream>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "protocols/benz_outputs.h"
 #include "protocols/class_trends.h"
 #include "report/run_data.h"
 #include "study/study.h"
+#include "util/split_list.h"
 
 namespace fs = std::filesystem;
 
@@ -61,7 +62,7 @@ int main(int argc, char** argv) {
     study::add_methods_flag(app, methods);
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("benz_trends", [&] {
-        const std::vector<std::string> attacks = cli::split_list(base.final_attacks);
+        const std::vector<std::string> attacks = util::split_list(base.final_attacks);
         if (attacks.empty()) throw std::invalid_argument("--final-attacks: Figures 1-2 need an attack (e.g. pgd20)");
         study::Study s;
         s.title = study::data_and_model(base) +
@@ -100,8 +101,8 @@ int main(int argc, char** argv) {
                                       : a.job.method == "pgd_at" ? "Fig. 2, " + a.name : a.name;
             links += protocols::arm_figure_links(out, a.name, label);
         }
-        eval::write_file_atomic((fs::path(out) / "trends.md").string(), md);
-        eval::write_file_atomic((fs::path(out) / "trends.json").string(), json.dump(2) + "\n");
+        util::write_file_atomic((fs::path(out) / "trends.md").string(), md);
+        util::write_file_atomic((fs::path(out) / "trends.json").string(), json.dump(2) + "\n");
         const std::vector<std::string> drawn = protocols::render_figures(figs, out);
         for (size_t i = 0; i < drawn.size(); ++i) links += "- " + fig_arms[i] + ": [worst class per epoch](" + drawn[i] + ")\n";
         protocols::append_to_summary(out, "## Benz et al. §3.1: trends and Figures 1-2\n\n- [trends.md](trends.md), "

@@ -19,7 +19,7 @@
 #include <set>
 #include <sstream>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "study/grid.h"
 #include "study/grid_summary.h"
 #include "study/study.h"
@@ -65,7 +65,7 @@ int run_cell(const cw::study::Grid& grid, const cw::study::GridCell& cell, const
         return code;
     } catch (const std::exception& e) {
         fs::create_directories(dir);
-        eval::write_file_atomic(error_file.string(), std::string(e.what()) + "\n");
+        util::write_file_atomic(error_file.string(), std::string(e.what()) + "\n");
         throw;
     }
 }

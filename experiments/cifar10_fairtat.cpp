@@ -24,6 +24,7 @@
 #include <map>
 
 #include "study/study.h"
+#include "util/split_list.h"
 
 using namespace cw;
 
@@ -113,7 +114,7 @@ std::vector<study::Arm> select_arms(std::vector<study::Arm> table, std::vector<s
     if (wanted == "all") return table;
     std::vector<study::Arm> all = std::move(table);
     all.insert(all.end(), beyond.begin(), beyond.end());
-    std::vector<std::string> names = cli::split_list(wanted);
+    std::vector<std::string> names = util::split_list(wanted);
     for (const auto& n : names)
         if (std::none_of(all.begin(), all.end(), [&](const study::Arm& a) { return a.name == n; })) {
             std::string known;

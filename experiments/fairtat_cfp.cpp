@@ -17,14 +17,15 @@
 #include <iostream>
 #include <set>
 
-#include "eval/atomic_file.h"
-#include "eval/audit.h"
+#include "util/atomic_file.h"
+#include "jobs/audit.h"
 #include "protocols/argv_peek.h"
 #include "protocols/cfp_analysis.h"
 #include "protocols/checkpoint_eval.h"
 #include "report/comparison.h"
 #include "report/run_data.h"
 #include "study/study.h"
+#include "util/split_list.h"
 
 namespace fs = std::filesystem;
 
@@ -120,7 +121,7 @@ int main(int argc, char** argv) {
                 c.batch_size = base.data.eval_batch_size;
                 c.device = base.common.device;
                 c.seed = base.common.seed;
-                c.attacks = cli::split_list(base.final_attacks);
+                c.attacks = util::split_list(base.final_attacks);
                 c.out_dir = (out / names[i]).string();
                 c.resume = base.common.resume;
                 c.experiment = base.experiment;
@@ -143,7 +144,7 @@ int main(int argc, char** argv) {
             std::vector<report::RunData> runs;
             for (const std::string& d : run_dirs) runs.push_back(report::load_run(d));
             const std::string table = report::markdown_table(report::compare_runs(runs, "", "pgd20"));
-            eval::write_file_atomic((out / "summary.md").string(),
+            util::write_file_atomic((out / "summary.md").string(),
                                     "# Audited checkpoints class by class (FAIR-TAT §4)\n\n" + table);
             std::cout << "\n" << table;
         }
@@ -153,7 +154,7 @@ int main(int argc, char** argv) {
             // records.csv beside results.json gives the CFP of the samples each attack broke.
             const fs::path records_file = fs::path(file).parent_path() / "records.csv";
             const eval::EvalRecords records = fs::exists(records_file)
-                                                  ? eval::parse_records_csv(eval::read_file_text(records_file.string()))
+                                                  ? eval::parse_records_csv(util::read_file_text(records_file.string()))
                                                   : eval::EvalRecords{};
             cfps.push_back(protocols::model_cfp(name, report::load_results_json(file),
                                                 fs::exists(records_file) ? &records : nullptr));
@@ -163,8 +164,8 @@ int main(int argc, char** argv) {
                                "samples it breaks and of those wrong already, which every attack keeps; then of the "
                                "broken ones alone). Top 3 per evaluation; ρ = Spearman correlation of the CFP vectors "
                                "of two attacks.\n\n" + protocols::cfp_markdown(cfps);
-        eval::write_file_atomic((out / "cfp_table.md").string(), md);
-        eval::write_file_atomic((out / "cfp.csv").string(), protocols::cfp_csv(cfps));
+        util::write_file_atomic((out / "cfp_table.md").string(), md);
+        util::write_file_atomic((out / "cfp.csv").string(), protocols::cfp_csv(cfps));
         std::cout << "\n" << md << "wrote " << (out / "cfp_table.md").string() << " and " << (out / "cfp.csv").string() << "\n";
         return 0;
     });

@@ -18,13 +18,14 @@
 #include <filesystem>
 #include <iostream>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "protocols/argv_peek.h"
 #include "protocols/frl_errors.h"
 #include "protocols/frl_violation.h"
 #include "protocols/gtsrb_recipe.h"
 #include "report/run_data.h"
 #include "study/study.h"
+#include "util/split_list.h"
 
 namespace fs = std::filesystem;
 
@@ -102,11 +103,11 @@ int main(int argc, char** argv) {
                   (base.arch.empty() ? train::default_arch(dataset) : base.arch) +
                   ": PGD-AT, TRADES and FRL per class (Xu et al. §5)";
         s.attack = "pgd20";
-        const std::vector<std::string> listed = cli::split_list(methods);
+        const std::vector<std::string> listed = util::split_list(methods);
         const bool has_pgd_at = std::find(listed.begin(), listed.end(), "pgd_at") != listed.end();
         for (const study::Arm& a : study::arms_for_methods("--methods", methods, base)) {
             if (a.name == "trades") {
-                for (const std::string& b : cli::split_list(trades_betas)) {
+                for (const std::string& b : util::split_list(trades_betas)) {
                     study::Arm t = study::arm("trades_beta" + b, base, "trades");
                     try {
                         t.job.method_options.beta = std::stof(b);
@@ -159,8 +160,8 @@ int main(int argc, char** argv) {
                                "\n## Figure 3: largest constraint violation per epoch (measured on the validation split "
                                "at the start of the epoch; ≤ 0: every class meets it)\n\n" + figure3;
         const fs::path out(base.common.out);
-        eval::write_file_atomic((out / "frl_table.md").string(), md);
-        eval::write_file_atomic((out / "max_violation.csv").string(), protocols::max_violations_csv(violations, classes));
+        util::write_file_atomic((out / "frl_table.md").string(), md);
+        util::write_file_atomic((out / "max_violation.csv").string(), protocols::max_violations_csv(violations, classes));
         std::cout << "\n" << md << "wrote " << (out / "frl_table.md").string() << " and "
                   << (out / "max_violation.csv").string() << "\n";
         return 0;

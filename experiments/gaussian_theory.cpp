@@ -33,12 +33,13 @@
 
 #include "cli/common_flags.h"
 #include "datasets/gaussian_mixture.h"
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "eval/results_json.h"
-#include "fairness/gaussian_comparison.h"
+#include "datasets/gaussian_comparison.h"
 #include "report/gaussian_page.h"
 #include "report/gnuplot.h"
 #include "train/gaussian_linear.h"
+#include "util/split_list.h"
 
 using namespace cw;
 namespace fs = std::filesystem;
@@ -85,7 +86,7 @@ fairness::GaussianTheoryParams sweep_point(const Config& c, const std::string& s
 
 std::vector<double> parse_sweep(const std::string& flag, const std::string& text) {
     std::vector<double> values;
-    for (const std::string& item : cli::split_list(text)) {
+    for (const std::string& item : util::split_list(text)) {
         size_t used = 0;
         double v = 0;
         try {
@@ -167,13 +168,13 @@ Trained train_and_write(const std::string& name, const fairness::GaussianTheoryP
                            {"exact_clean_error", clean.error}, {"exact_robust_error", rob.error},
                            {"optimum_clean_error", oclean.error}, {"optimum_robust_error", orob.error},
                            {"weight_ratio", ratio}, {"weight_ratio_optimum", adversarial ? 0.0 : p.data.eta / p.data.gamma}};
-    eval::write_file_atomic((dir / "results.json").string(), results.dump(2) + "\n");
-    eval::write_file_atomic((dir / "records.csv").string(), eval::records_csv(records));
+    util::write_file_atomic((dir / "results.json").string(), results.dump(2) + "\n");
+    util::write_file_atomic((dir / "records.csv").string(), eval::records_csv(records));
     const nlohmann::json model = {{"w", r.model.w}, {"b", r.model.b}, {"epoch_loss", r.epoch_loss}, {"seconds", r.seconds},
                                   {"adversarial", adversarial}, {"eps", p.eps}, {"loss", c.loss},
                                   {"epochs", o.epochs}, {"lr", o.lr}, {"bias_lr", o.bias_lr},
                                   {"batch_size", o.batch_size}, {"samples", train.n}};
-    eval::write_file_atomic((dir / "model.json").string(), model.dump() + "\n");
+    util::write_file_atomic((dir / "model.json").string(), model.dump() + "\n");
     return {r.model, name};
 }
 
@@ -263,7 +264,7 @@ int run(const Config& c, const cli::CommonFlags& common, std::ostream& out) {
         rows.insert(rows.end(), plot.rows.begin(), plot.rows.end());
         plots.push_back(plot);
     }
-    eval::write_file_atomic((fs::path(common.out) / "theory.csv").string(), fairness::comparison_csv(rows));
+    util::write_file_atomic((fs::path(common.out) / "theory.csv").string(), fairness::comparison_csv(rows));
     out << "\nclass-wise errors in %, each cell: theory (optimal linear classifier) | trained model (exact error of its "
            "own w, b)\n"
         << fairness::comparison_text(rows);
@@ -275,7 +276,7 @@ int run(const Config& c, const cli::CommonFlags& common, std::ostream& out) {
         {"loss", c.loss}, {"batch_size", c.batch_size}, {"lr", c.lr}, {"bias_lr", c.bias_lr},
         {"epochs", common.epochs}, {"seed", common.seed},
         {"device", device.str()}, {"command_line", common.command_line}};
-    eval::write_file_atomic((fs::path(common.out) / "config.json").string(), config.dump(2) + "\n");
+    util::write_file_atomic((fs::path(common.out) / "config.json").string(), config.dump(2) + "\n");
 
     report::GaussianPage page;
     page.title = "FRL §3: the Gaussian example, theory and trained linear models";

@@ -14,8 +14,8 @@
 #include <filesystem>
 #include <iostream>
 
-#include "eval/atomic_file.h"
-#include "eval/audit.h"
+#include "util/atomic_file.h"
+#include "jobs/audit.h"
 #include "protocols/argv_peek.h"
 #include "protocols/class_columns.h"
 #include "protocols/gtsrb_recipe.h"
@@ -113,8 +113,8 @@ int main(int argc, char** argv) {
                                "start.\n\n## Average, worst and best class (Table 3)\n\n" +
                                protocols::extremes_markdown(classes, columns) + "\n## Every class (Figure 1)\n\n" +
                                protocols::per_class_markdown(classes, columns);
-        eval::write_file_atomic((fs::path(base.common.out) / "xu_table.md").string(), md);
-        eval::write_file_atomic((fs::path(base.common.out) / "per_class.csv").string(),
+        util::write_file_atomic((fs::path(base.common.out) / "xu_table.md").string(), md);
+        util::write_file_atomic((fs::path(base.common.out) / "per_class.csv").string(),
                                 protocols::per_class_csv(classes, columns));
         std::cout << "\n" << md << "\nwrote " << (fs::path(base.common.out) / "xu_table.md").string() << " and "
                   << (fs::path(base.common.out) / "per_class.csv").string() << "\n";

@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "util/atomic_file.h"
+
 namespace cw::st {
 namespace {
 
@@ -445,49 +447,11 @@ std::vector<uint8_t> serialize(const File& file, const std::string& dest) {
 
 void write_file(const std::string& path, const File& file) {
     const std::vector<uint8_t> bytes = serialize(file, path);
-    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-
-    Fd f;
-    f.fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (f.fd < 0) {
-        const int err = errno;
-        throw IoError(path + ": cannot create " + tmp + ": " + os_error(err) +
-                      (err == ENOENT ? " (does the directory exist?)" : ""));
+    try {
+        util::write_bytes_atomic(path, bytes.data(), bytes.size());
+    } catch (const std::runtime_error& e) {
+        throw IoError(e.what());
     }
-    auto give_up = [&](const char* step) {
-        const int err = errno;
-        ::close(f.fd);
-        f.fd = -1;
-        ::unlink(tmp.c_str());
-        throw IoError(path + ": " + step + " failed: " + os_error(err));
-    };
-    size_t done = 0;
-    while (done < bytes.size()) {
-        const ssize_t w = ::write(f.fd, bytes.data() + done, bytes.size() - done);
-        if (w < 0 && errno == EINTR) continue;
-        if (w < 0) give_up("write");
-        done += static_cast<size_t>(w);
-    }
-    // Without fsync a crash shortly after rename can leave an empty file under the final name.
-    if (::fsync(f.fd) != 0) give_up("fsync");
-    const int fd = f.fd;
-    f.fd = -1;
-    if (::close(fd) != 0) {
-        const int err = errno;
-        ::unlink(tmp.c_str());
-        throw IoError(path + ": close failed: " + os_error(err));
-    }
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        const int err = errno;
-        ::unlink(tmp.c_str());
-        throw IoError(path + ": cannot rename " + tmp + " over it: " + os_error(err));
-    }
-    // Persist the rename itself; best effort, the data is already safe under one of the two names.
-    const size_t slash = path.rfind('/');
-    const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-    Fd d;
-    d.fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (d.fd >= 0) ::fsync(d.fd);
 }
 
 TensorRecord from_f32(const std::vector<float>& values, const std::vector<int64_t>& shape) {

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <numeric>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "report/figure_lines.h"
 
 namespace cw::protocols {
@@ -106,8 +106,8 @@ std::string arm_figure_links(const std::string& out, const std::string& arm, con
 
 void append_to_summary(const std::string& out, const std::string& section) {
     const std::string file = (fs::path(out) / "summary.md").string();
-    const std::string before = fs::exists(file) ? eval::read_file_text(file) : std::string();
-    eval::write_file_atomic(file, before + "\n" + section);
+    const std::string before = fs::exists(file) ? util::read_file_text(file) : std::string();
+    util::write_file_atomic(file, before + "\n" + section);
 }
 
 }  // namespace cw::protocols

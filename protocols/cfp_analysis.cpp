@@ -6,7 +6,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "fairness/agreement.h"
+#include "eval/agreement.h"
 #include "protocols/class_columns.h"
 #include "report/run_data.h"
 #include "util/format.h"

@@ -2,7 +2,7 @@
 // FAIR-TAT §4's question: which classes absorb the errors? CFP_k (docs/protocols/metrics.md, results.json "cfp") is the share
 // of all misclassified samples that were predicted as class k — under an attack, the share of the attack's wrong
 // predictions. Per model: the CFP vector of every evaluation, the three classes with the largest CFP under each
-// attack, and whether the attacks agree on that ranking (Spearman's ρ of the CFP vectors, fairness/agreement.h).
+// attack, and whether the attacks agree on that ranking (Spearman's ρ of the CFP vectors, eval/agreement.h).
 //
 // results.json's CFP under an attack counts every wrong prediction — the clean errors too, which every attack
 // keeps (a clean-wrong sample is not attacked). Where the clean errors dominate, every attack shows nearly the

@@ -12,7 +12,7 @@
 #include "engine/device.h"
 #include "eval/evaluator.h"
 #include "nn/checkpoint.h"
-#include "train/job.h"
+#include "jobs/job.h"
 
 namespace cw::protocols {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "train/job.h"
+#include "jobs/job.h"
 
 namespace cw::protocols {
 
@@ -34,7 +34,7 @@ struct CheckpointEval {
 // a class count or image geometry that does not match the data).
 nlohmann::json evaluate_checkpoint(const CheckpointEval& config, std::ostream& log);
 
-// The --classes rule is the job's (train/job.h), so a checkpoint is evaluated on the classes it was trained on.
+// The --classes rule is the job's (jobs/job.h), so a checkpoint is evaluated on the classes it was trained on.
 using train::classes_kept;
 
 }  // namespace cw::protocols

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "report/run_data.h"
+#include "util/csv.h"
 #include "util/format.h"
 
 namespace cw::protocols {
@@ -23,12 +24,6 @@ void check_lengths(const std::vector<std::string>& classes, const std::vector<Cl
         if (c.per_class.size() != classes.size())
             throw std::invalid_argument("class table: column '" + c.label + "' has " + std::to_string(c.per_class.size()) +
                                         " classes, expected " + std::to_string(classes.size()));
-}
-std::string csv_field(const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
 }
 }  // namespace
 
@@ -51,11 +46,11 @@ std::string per_class_markdown(const std::vector<std::string>& classes, const st
 std::string per_class_csv(const std::vector<std::string>& classes, const std::vector<ClassColumn>& columns) {
     check_lengths(classes, columns);
     std::string s = "class";
-    for (const ClassColumn& c : columns) s += "," + csv_field(c.label);
+    for (const ClassColumn& c : columns) s += "," + util::csv_field(c.label);
     s += "\n";
     char buf[32];
     for (size_t k = 0; k < classes.size(); ++k) {
-        s += csv_field(classes[k]);
+        s += util::csv_field(classes[k]);
         for (const ClassColumn& c : columns) {
             std::snprintf(buf, sizeof buf, "%.6g", c.per_class[k]);
             s += std::string(",") + (std::isnan(c.per_class[k]) ? "" : buf);

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "fairness/agreement.h"
+#include "eval/agreement.h"
 #include "report/run_data.h"
 #include "report/table_values.h"
 #include "util/format.h"

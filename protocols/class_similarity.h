@@ -4,7 +4,7 @@
 //   - the confusion structure: the share of errors that stay inside the true class's superclass (CIFAR-100's 20)
 //     against the share expected if errors fell on the other classes uniformly, the most-confused pairs of classes
 //     and whether their confusion runs both ways (the paper expects x → y to come with y → x);
-//   - the cross-class cosine similarity of the classes' mean logit vectors (fairness/agreement.h, written by the
+//   - the cross-class cosine similarity of the classes' mean logit vectors (eval/agreement.h, written by the
 //     evaluator as cross_class_similarity): the most similar pairs, and within- against across-superclass means;
 //   - the relation between a class's similarity to the others (mean_other, max_other) and its vulnerability (clean
 //     and robust error, 1 − per-class accuracy): Spearman's ρ and Pearson's r over the classes.
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "fairness/metrics.h"
+#include "eval/class_metrics.h"
 
 namespace cw::protocols {
 

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "fairness/agreement.h"
+#include "eval/agreement.h"
 #include "report/figure_bars.h"
 #include "report/table_values.h"
 
@@ -21,7 +21,7 @@ bool per_epoch_eval(const std::string& eval) {
 }
 }  // namespace
 
-std::vector<ClassSeries> history_series(const report::CsvTable& history, size_t num_classes, const std::string& source) {
+std::vector<ClassSeries> history_series(const util::CsvTable& history, size_t num_classes, const std::string& source) {
     if (history.header.size() != 3 + num_classes || history.header[0] != "epoch" || history.header[1] != "eval" ||
         history.header[2] != "overall")
         throw std::runtime_error(source + ": expected the columns epoch,eval,overall and one per class (" +
@@ -36,20 +36,20 @@ std::vector<ClassSeries> history_series(const report::CsvTable& history, size_t 
             out.push_back({r[1], {}, {}, {}});
         }
         ClassSeries& s = out[index[r[1]]];
-        const double e = report::csv_number(r[0], source);
+        const double e = util::csv_number(r[0], source);
         if (std::isnan(e) || e != std::floor(e)) throw std::runtime_error(source + ": epoch '" + r[0] + "' is not a whole number");
         std::vector<double> v;
-        for (size_t k = 0; k < num_classes; ++k) v.push_back(report::csv_number(r[3 + k], source));
+        for (size_t k = 0; k < num_classes; ++k) v.push_back(util::csv_number(r[3 + k], source));
         const auto epoch = static_cast<int64_t>(e);
         // A resumed run may have written an epoch again; the later row is the one the run continued from.
         size_t at = 0;
         while (at < s.epochs.size() && s.epochs[at] != epoch) ++at;
         if (at == s.epochs.size()) {
             s.epochs.push_back(epoch);
-            s.overall.push_back(report::csv_number(r[2], source));
+            s.overall.push_back(util::csv_number(r[2], source));
             s.per_class.push_back(std::move(v));
         } else {
-            s.overall[at] = report::csv_number(r[2], source);
+            s.overall[at] = util::csv_number(r[2], source);
             s.per_class[at] = std::move(v);
         }
     }

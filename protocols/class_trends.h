@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "report/csv_table.h"
+#include "util/csv.h"
 
 namespace cw::protocols {
 
@@ -23,7 +23,7 @@ struct ClassSeries {
 // "ema_val_"; the training rows are accuracies on moving batches, the state rows are not accuracies), one series
 // each in first-seen order. A repeated epoch of one series keeps its later row. Throws naming `source` when the
 // header is not epoch,eval,overall,<one column per class> or a field is not a number.
-std::vector<ClassSeries> history_series(const report::CsvTable& history, size_t num_classes, const std::string& source);
+std::vector<ClassSeries> history_series(const util::CsvTable& history, size_t num_classes, const std::string& source);
 
 struct TrendAnalysis {
     std::string eval;

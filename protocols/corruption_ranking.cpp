@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "eval/corruption_results.h"
-#include "fairness/agreement.h"
+#include "eval/agreement.h"
 #include "protocols/class_columns.h"
 #include "report/run_data.h"
 #include "report/table_values.h"

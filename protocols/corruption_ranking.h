@@ -4,7 +4,7 @@
 //   - per corruption (its severities pooled) the accuracy, the per-class accuracy and the worst class;
 //   - the corruption average: per class the mean over the corruptions of its accuracy (each corruption counts once);
 //   - Spearman's ρ between the per-class accuracies under each corruption (and the average) and the per-class
-//     robust accuracies under the attack, and against the clean ones for reference (fairness/agreement.h: ties share
+//     robust accuracies under the attack, and against the clean ones for reference (eval/agreement.h: ties share
 //     ranks; NaN when either side is constant — a natural model's robust accuracy is often 0 for every class);
 //   - per corruption family (noise, blur, weather, digital; Hendrycks & Dietterich's grouping, the four extra
 //     corruptions in the family they name) the mean accuracy over the family's corruptions evaluated.

@@ -234,7 +234,7 @@ FeatureSetSummary build_feature_dataset(nn::Classifier& model, const data::Datas
             const data::Batch starts = data::make_batch(data, start_idx, device);
             FeatureMatch m = match_features(model, targets.images, starts.images, o.steps, o.step_size);
             p.images = m.images.to_vector();
-            // The loss once the images are rounded to 256 levels, as a training set holds them (train/job.h).
+            // The loss once the images are rounded to 256 levels, as a training set holds them (jobs/job.h).
             std::vector<float> rounded(p.images.size());
             for (size_t j = 0; j < rounded.size(); ++j) rounded[j] = std::round(p.images[j] * 255.f) / 255.f;
             {

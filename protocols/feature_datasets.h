@@ -8,7 +8,7 @@
 //
 // The set is written as a safetensors file: "images" F32 [N,C,H,W] in [0,1], "labels" I32 [N], per-image
 // "start_index" I64 [N] (the dataset index of x0), "start_loss" / "final_loss" F32 [N]; the metadata records
-// the steps, step size, seed and source model. `train --train-file F` trains on it (train/job.h).
+// the steps, step size, seed and source model. `train --train-file F` trains on it (jobs/job.h).
 // A long construction is saved batch by batch into <path>.parts/ (one part file per batch); with resume, finished
 // parts written with the same settings are kept and the rest is built. SIGINT / SIGTERM stop it after the current
 // batch (saved). Every batch is deterministic given the seed, so a resumed set equals an uninterrupted one.

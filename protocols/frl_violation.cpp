@@ -6,7 +6,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 
 namespace cw::protocols {
 
@@ -23,13 +23,13 @@ std::string class_name(const std::vector<std::string>& classes, int k) {
 }
 }  // namespace
 
-std::vector<std::string> history_classes(const report::CsvTable& history) {
+std::vector<std::string> history_classes(const util::CsvTable& history) {
     if (history.header.size() < 3 || history.header[0] != "epoch" || history.header[1] != "eval")
         throw std::runtime_error("history.csv: expected the columns epoch,eval,overall,<classes>");
     return {history.header.begin() + 3, history.header.end()};
 }
 
-std::vector<MaxViolation> max_violations(const report::CsvTable& history, const std::string& source) {
+std::vector<MaxViolation> max_violations(const util::CsvTable& history, const std::string& source) {
     const size_t first_class = 3;
     std::vector<MaxViolation> out;
     for (size_t r = 0; r < history.rows.size(); ++r) {
@@ -37,9 +37,9 @@ std::vector<MaxViolation> max_violations(const report::CsvTable& history, const 
         if (row[1].rfind(kPrefix, 0) != 0) continue;
         MaxViolation m;
         m.constraint = row[1].substr(kPrefix.size());
-        m.epoch = static_cast<int64_t>(report::csv_number(row[0], source));
+        m.epoch = static_cast<int64_t>(util::csv_number(row[0], source));
         for (size_t j = first_class; j < row.size(); ++j) {
-            const double v = report::csv_number(row[j], source);
+            const double v = util::csv_number(row[j], source);
             if (std::isnan(v)) continue;   // a class the split had no image of
             // The largest violation: the sign matters, the least-violated class is the minimum, not this.
             if (m.cls < 0 || v > m.value) {
@@ -55,7 +55,7 @@ std::vector<MaxViolation> max_violations(const report::CsvTable& history, const 
 
 std::vector<MaxViolation> read_max_violations(const std::string& run_dir) {
     const std::string file = run_dir + "/history.csv";
-    return max_violations(report::parse_csv(eval::read_file_text(file), file), file);
+    return max_violations(util::parse_csv(util::read_file_text(file), file), file);
 }
 
 std::string max_violations_csv(const std::vector<RunViolations>& runs, const std::vector<std::string>& classes) {

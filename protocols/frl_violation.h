@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "report/csv_table.h"
+#include "util/csv.h"
 
 namespace cw::protocols {
 
@@ -22,11 +22,11 @@ struct MaxViolation {
 
 // Every state_violation_* row of a history.csv table, in file order. Throws naming `source` on a malformed row;
 // empty when the run wrote no violations (not an FRL run).
-std::vector<MaxViolation> max_violations(const report::CsvTable& history, const std::string& source);
+std::vector<MaxViolation> max_violations(const util::CsvTable& history, const std::string& source);
 // The same from <run_dir>/history.csv.
 std::vector<MaxViolation> read_max_violations(const std::string& run_dir);
 // The class names of a history.csv table (the columns after epoch, eval, overall).
-std::vector<std::string> history_classes(const report::CsvTable& history);
+std::vector<std::string> history_classes(const util::CsvTable& history);
 
 // run,epoch,constraint,max_violation,class — one line per arm, epoch and constraint.
 struct RunViolations {

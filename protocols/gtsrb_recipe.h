@@ -2,7 +2,7 @@
 // How Xu et al.'s GTSRB experiments train here. The paper gives only the 4-layer CNN and ε = 12/255; the rest is
 // the project's GTSRB baseline recipe (docs/baselines.md): Adam 1e-3 without weight decay for 60 epochs. Shared by
 // xu_preliminary (§2) and frl_tables (§5) so both papers' sections train GTSRB the same way.
-#include "train/job.h"
+#include "jobs/job.h"
 
 namespace cw::protocols {
 

@@ -6,6 +6,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "util/split_list.h"
+
 namespace cw::protocols {
 
 namespace {
@@ -51,7 +53,7 @@ int resolve_critical_class(const std::string& text, const std::vector<std::strin
 
 std::vector<float> parse_critical_weights(const std::string& flag, const std::string& text) {
     std::vector<float> out;
-    for (const std::string& item : cli::split_list(text)) {
+    for (const std::string& item : util::split_list(text)) {
         size_t used = 0;
         float w = 0;
         try {
@@ -100,7 +102,7 @@ std::vector<study::Arm> longtail_arms(const train::JobConfig& base, int critical
 std::vector<study::Arm> select_longtail_arms(const std::string& flag, const std::vector<study::Arm>& all,
                                              const std::string& wanted) {
     if (wanted == "all") return all;
-    const std::vector<std::string> names = cli::split_list(wanted);
+    const std::vector<std::string> names = util::split_list(wanted);
     std::set<std::string> seen;
     for (const auto& n : names) {
         if (std::none_of(all.begin(), all.end(), [&](const study::Arm& a) { return a.name == n; })) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "protocols/checkpoint_eval.h"
+#include "util/split_list.h"
 
 namespace cw::protocols {
 
@@ -26,7 +27,7 @@ std::string second_radius_folder(const std::string& checkpoint, float eps) {
 std::vector<std::string> evaluate_second_radius(const train::JobConfig& job, float eps,
                                                 const std::vector<std::string>& attacks, std::ostream& log) {
     std::vector<std::string> done;
-    for (const std::string& which : cli::split_list(job.final_checkpoints)) {
+    for (const std::string& which : util::split_list(job.final_checkpoints)) {
         const fs::path weights = fs::path(job.common.out) / (which + ".safetensors");
         if (!fs::exists(weights)) continue;   // the job said why (no --ema, say)
         const fs::path dir = fs::path(job.common.out) / second_radius_folder(which, eps);

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "train/job.h"
+#include "jobs/job.h"
 
 namespace cw::protocols {
 

@@ -6,8 +6,8 @@
 #include <iomanip>
 #include <sstream>
 
-#include "eval/atomic_file.h"
-#include "fairness/agreement.h"
+#include "util/atomic_file.h"
+#include "eval/agreement.h"
 #include "report/comparison.h"
 #include "report/figure_bars.h"
 #include "report/figure_heatmap.h"
@@ -146,7 +146,7 @@ std::string write_compare_page(const std::vector<RunData>& runs, const std::stri
         for (const Figure& f : figs) body << html_figure(render(f, (fs::path(out_dir) / "figures").string()), out_dir);
     }
     const std::string page = (fs::path(out_dir) / "compare.html").string();
-    eval::write_file_atomic(page, html_page("classwise: runs compared", body.str()));
+    util::write_file_atomic(page, html_page("classwise: runs compared", body.str()));
     return page;
 }
 

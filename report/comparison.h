@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "fairness/metrics.h"
+#include "eval/class_metrics.h"
 #include "report/run_data.h"
 
 namespace cw::report {

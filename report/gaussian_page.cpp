@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <map>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "report/figure_lines.h"
 #include "report/html.h"
 
@@ -113,7 +113,7 @@ std::string write_gaussian_page(const GaussianPage& page, const std::string& out
         body += "</ul>\n";
     }
     const std::string path = (fs::path(out_dir) / "report.html").string();
-    eval::write_file_atomic(path, html_page(page.title, body));
+    util::write_file_atomic(path, html_page(page.title, body));
     return path;
 }
 

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "fairness/gaussian_comparison.h"
+#include "datasets/gaussian_comparison.h"
 
 namespace cw::report {
 

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "report/subprocess.h"
 
 namespace cw::report {
@@ -56,7 +56,7 @@ std::string first_error_line(const std::string& text) {
 RenderedFigure render(const Figure& figure, const std::string& dir) {
     namespace fs = std::filesystem;
     fs::create_directories(dir);
-    for (const auto& [file, content] : figure.data) eval::write_file_atomic((fs::path(dir) / file).string(), content);
+    for (const auto& [file, content] : figure.data) util::write_file_atomic((fs::path(dir) / file).string(), content);
     // `noenhanced`: class names such as "T-shirt/top" or "no_entry" are printed as they are (gnuplot's enhanced
     // text would turn _ and ^ into sub- and superscripts). "sans-serif" is resolved by the browser and fontconfig.
     std::ostringstream gp;
@@ -69,16 +69,17 @@ RenderedFigure render(const Figure& figure, const std::string& dir) {
        << " noenhanced font 'sans-serif,10' background rgb 'white'\n"
        << "set output " << gp_string(figure.name + ".png") << "\nreplot\nunset output\n";
     const std::string script_file = (fs::path(dir) / (figure.name + ".gp")).string();
-    eval::write_file_atomic(script_file, gp.str());
+    util::write_file_atomic(script_file, gp.str());
     RenderedFigure out{figure.name, figure.caption, (fs::path(dir) / (figure.name + ".svg")).string(),
                        (fs::path(dir) / (figure.name + ".png")).string(), figure.width};
     fs::remove(out.svg_file);
     fs::remove(out.png_file);
     const ProcessResult r = run_program({gnuplot_program(), figure.name + ".gp"}, dir);
+    if (!r.started)
+        throw std::runtime_error(script_file + ": gnuplot could not be run: " + r.stderr_text +
+                                 " (install gnuplot-nox: scripts/setup_debian.sh, or set CLASSWISE_GNUPLOT)");
     if (r.exit_code != 0 || !fs::exists(out.svg_file) || fs::file_size(out.svg_file) == 0)
-        throw std::runtime_error(script_file + ": gnuplot " +
-                                 (r.exit_code == 127 ? "could not be run (install gnuplot-nox: scripts/setup_debian.sh)"
-                                                     : "failed: " + first_error_line(r.stderr_text)));
+        throw std::runtime_error(script_file + ": gnuplot failed: " + first_error_line(r.stderr_text));
     return out;
 }
 

@@ -5,7 +5,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "util/format.h"
 
 namespace cw::report {
@@ -46,7 +46,7 @@ std::string base64(const std::string& bytes) {
 
 std::string html_figure(const RenderedFigure& figure, const std::string& page_dir) {
     namespace fs = std::filesystem;
-    const std::string svg = eval::read_file_text(figure.svg_file);
+    const std::string svg = util::read_file_text(figure.svg_file);
     const std::string svg_link = fs::relative(figure.svg_file, page_dir).string();
     const std::string png_link = fs::relative(figure.png_file, page_dir).string();
     std::ostringstream os;

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "eval/results_json.h"
 
 namespace cw::report {
@@ -70,7 +70,7 @@ nlohmann::json load_results_json(const std::string& file) {
     if (!fs::exists(file)) throw std::runtime_error(file + ": no such file (expected a results.json)");
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(eval::read_file_text(file));
+        j = nlohmann::json::parse(util::read_file_text(file));
     } catch (const nlohmann::json::parse_error& e) {
         throw std::runtime_error(file + ": malformed JSON (byte " + std::to_string(e.byte) + "), expected a results.json");
     }
@@ -86,13 +86,13 @@ nlohmann::json load_results_json(const std::string& file) {
 }
 
 namespace {
-std::optional<CsvTable> read_csv_if_present(const fs::path& file) {
+std::optional<util::CsvTable> read_csv_if_present(const fs::path& file) {
     if (!fs::exists(file)) return std::nullopt;
-    return parse_csv(eval::read_file_text(file.string()), file.string());
+    return util::parse_csv(util::read_file_text(file.string()), file.string());
 }
 
 // history.csv's class columns: everything after epoch,eval,overall.
-std::vector<std::string> history_classes(const CsvTable& h, const std::string& file) {
+std::vector<std::string> history_classes(const util::CsvTable& h, const std::string& file) {
     if (h.header.size() < 4 || h.header[0] != "epoch" || h.header[1] != "eval" || h.header[2] != "overall")
         throw std::runtime_error(file + ": expected the header epoch,eval,overall,<class names>");
     return {h.header.begin() + 3, h.header.end()};
@@ -138,7 +138,7 @@ RunData load_run(const std::string& path) {
         run.train_log = read_csv_if_present(p / "train_log.csv");
         if (fs::exists(p / "job.json")) {
             try {
-                run.job = nlohmann::json::parse(eval::read_file_text((p / "job.json").string()));
+                run.job = nlohmann::json::parse(util::read_file_text((p / "job.json").string()));
             } catch (const nlohmann::json::parse_error& e) {
                 throw std::runtime_error((p / "job.json").string() + ": malformed JSON (byte " + std::to_string(e.byte) + ")");
             }

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "report/csv_table.h"
+#include "util/csv.h"
 
 namespace cw::report {
 
@@ -28,7 +28,7 @@ struct RunData {
     std::string name;           // the folder's name, for titles and columns
     std::vector<std::string> classes;
     std::vector<Evaluation> evaluations;
-    std::optional<CsvTable> history, steps, train_log;
+    std::optional<util::CsvTable> history, steps, train_log;
     nlohmann::json job;         // job.json; null when absent
     std::vector<std::string> notes;   // what is missing or unfinished, said on the page
 

@@ -123,7 +123,7 @@ std::vector<Figure> evaluation_figures(const nlohmann::json& results, const std:
     return figs;
 }
 
-std::vector<Figure> history_figures(const CsvTable& history, const std::vector<std::string>& classes) {
+std::vector<Figure> history_figures(const util::CsvTable& history, const std::vector<std::string>& classes) {
     const std::string source = "history.csv";
     std::vector<std::string> order;   // evaluation names in first-seen order
     std::map<std::string, std::vector<const std::vector<std::string>*>> rows;
@@ -143,10 +143,10 @@ std::vector<Figure> history_figures(const CsvTable& history, const std::vector<s
         std::vector<std::vector<double>> per_class;   // [row][class]
         std::vector<double> overall;
         for (const auto* r : rows[eval]) {
-            chart.x.push_back(csv_number((*r)[0], source));
-            overall.push_back(csv_number((*r)[2], source) * unit);
+            chart.x.push_back(util::csv_number((*r)[0], source));
+            overall.push_back(util::csv_number((*r)[2], source) * unit);
             std::vector<double> v;
-            for (size_t k = 0; k < C; ++k) v.push_back(csv_number((*r)[3 + k], source) * unit);
+            for (size_t k = 0; k < C; ++k) v.push_back(util::csv_number((*r)[3 + k], source) * unit);
             per_class.push_back(std::move(v));
         }
         if (C <= 12) {
@@ -181,7 +181,7 @@ std::vector<Figure> history_figures(const CsvTable& history, const std::vector<s
     return figs;
 }
 
-std::vector<Figure> step_figures(const CsvTable& steps, const std::vector<std::string>& classes) {
+std::vector<Figure> step_figures(const util::CsvTable& steps, const std::vector<std::string>& classes) {
     const std::string source = "steps.csv";
     const int c_step = steps.column("step"), c_class = steps.column("class"), c_loss = steps.column("loss"),
               c_cos = steps.column("cosine");
@@ -192,20 +192,20 @@ std::vector<Figure> step_figures(const CsvTable& steps, const std::vector<std::s
     std::map<double, std::vector<double>> loss, cosine;     // step → per class
     const size_t C = classes.size();
     for (const auto& r : steps.rows) {
-        const double step = csv_number(r[c_step], source);
+        const double step = util::csv_number(r[c_step], source);
         if (!loss.count(step)) {
             step_ids.push_back(step);
             loss[step].assign(C, 0.0);
             cosine[step].assign(C, NAN);
         }
         if (r[c_class] == "all") {
-            total[step] = csv_number(r[c_loss], source);
+            total[step] = util::csv_number(r[c_loss], source);
             continue;
         }
-        const double k = csv_number(r[c_class], source);
+        const double k = util::csv_number(r[c_class], source);
         if (k < 0 || k >= C) throw std::runtime_error(source + ": class " + r[c_class] + " is not one of the classes");
-        loss[step][static_cast<size_t>(k)] = csv_number(r[c_loss], source);
-        cosine[step][static_cast<size_t>(k)] = csv_number(r[c_cos], source);
+        loss[step][static_cast<size_t>(k)] = util::csv_number(r[c_loss], source);
+        cosine[step][static_cast<size_t>(k)] = util::csv_number(r[c_cos], source);
     }
     LineChart shares{"steps_loss_share", "", "audited step (optimiser steps before it)", "share of the batch loss (%)",
                      step_ids, {}, -1, true, {}, {}};

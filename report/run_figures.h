@@ -21,7 +21,7 @@ std::string eps_text(double eps);
 
 // `prefix` keeps the files of several checkpoints apart ("last_", "best_robust_").
 std::vector<Figure> evaluation_figures(const nlohmann::json& results, const std::string& prefix);
-std::vector<Figure> history_figures(const CsvTable& history, const std::vector<std::string>& classes);
-std::vector<Figure> step_figures(const CsvTable& steps, const std::vector<std::string>& classes);
+std::vector<Figure> history_figures(const util::CsvTable& history, const std::vector<std::string>& classes);
+std::vector<Figure> step_figures(const util::CsvTable& steps, const std::vector<std::string>& classes);
 
 }  // namespace cw::report

@@ -7,7 +7,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "report/corruption_view.h"
 #include "report/html.h"
 #include "report/run_figures.h"
@@ -48,7 +48,7 @@ std::string run_header(const RunData& run) {
         const int c = run.train_log->column("seconds");
         double total = 0;
         if (c >= 0)
-            for (const auto& r : run.train_log->rows) total += csv_number(r[c], "train_log.csv");
+            for (const auto& r : run.train_log->rows) total += util::csv_number(r[c], "train_log.csv");
         add("training time", util::duration_seconds(total) + " over " + std::to_string(run.train_log->rows.size()) + " epochs");
     }
     for (const Evaluation& e : run.evaluations) {
@@ -130,7 +130,7 @@ std::string write_run_page(const RunData& run, const std::string& out_dir, const
     body << "<p class=\"files\">Written by classwise on " << stamp << ". Rebuild with <code>build/tools/report "
          << html_escape(run.dir) << " --out " << html_escape(out_dir) << "</code>.</p>\n";
     const std::string page = (fs::path(out_dir) / "report.html").string();
-    eval::write_file_atomic(page, html_page("classwise: " + run.name, body.str()));
+    util::write_file_atomic(page, html_page("classwise: " + run.name, body.str()));
     return page;
 }
 

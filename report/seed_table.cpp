@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <stdexcept>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "util/format.h"
 
 namespace cw::report {
@@ -33,7 +33,7 @@ json load(const std::string& where) {
     if (std::filesystem::is_directory(p)) p /= "results.json";
     json j;
     try {
-        j = json::parse(eval::read_file_text(p.string()));
+        j = json::parse(util::read_file_text(p.string()));
     } catch (const json::exception& e) {
         throw std::runtime_error(p.string() + ": not a results.json (" + e.what() + ")");
     }

@@ -92,7 +92,7 @@ HtmlTable class_table(const nlohmann::json& results) {
     return t;
 }
 
-HtmlTable train_log_table(const CsvTable& log) {
+HtmlTable train_log_table(const util::CsvTable& log) {
     HtmlTable t;
     t.caption = "Training log (train_log.csv)";
     t.header = log.header;
@@ -101,7 +101,7 @@ HtmlTable train_log_table(const CsvTable& log) {
         for (const auto& f : r) {
             double v = NAN;
             try {
-                v = csv_number(f, "train_log.csv");
+                v = util::csv_number(f, "train_log.csv");
             } catch (const std::exception&) {
             }
             std::ostringstream os;

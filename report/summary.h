@@ -5,8 +5,8 @@
 // module by construction.
 #include <nlohmann/json.hpp>
 
-#include "fairness/metrics.h"
-#include "report/csv_table.h"
+#include "eval/class_metrics.h"
+#include "util/csv.h"
 #include "report/html.h"
 
 namespace cw::report {
@@ -15,6 +15,6 @@ fairness::ClassMetrics metrics_of(const nlohmann::json& evaluation);
 
 HtmlTable summary_table(const nlohmann::json& results);
 HtmlTable class_table(const nlohmann::json& results);
-HtmlTable train_log_table(const CsvTable& train_log);
+HtmlTable train_log_table(const util::CsvTable& train_log);
 
 }  // namespace cw::report

@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "nn/model_registry.h"
-#include "train/methods/registry.h"
+#include "jobs/registry.h"
 
 namespace cw::study {
 

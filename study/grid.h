@@ -1,5 +1,5 @@
 #pragma once
-// A grid of training runs (Benz et al. §3.1, "universality"): settings × seeds, each cell one whole job (train/job.h)
+// A grid of training runs (Benz et al. §3.1, "universality"): settings × seeds, each cell one whole job (jobs/job.h)
 // in its own folder, run in order by one process or spread over many — each cell runs alone from its id, so GNU
 // parallel or a Slurm job array can schedule them — and gathered at the end (study/grid_summary.h).
 //
@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "train/job.h"
+#include "jobs/job.h"
 
 namespace cw::study {
 

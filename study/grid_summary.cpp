@@ -7,8 +7,8 @@
 #include <map>
 #include <sstream>
 
-#include "eval/atomic_file.h"
-#include "fairness/agreement.h"
+#include "util/atomic_file.h"
+#include "eval/agreement.h"
 #include "report/compare_page.h"
 #include "report/figure_heatmap.h"
 #include "report/gnuplot.h"
@@ -17,6 +17,7 @@
 #include "report/table_values.h"
 #include "study/study.h"
 #include "util/format.h"
+#include "util/split_list.h"
 
 namespace cw::study {
 
@@ -120,7 +121,7 @@ Gathered gather(const Grid& grid, const train::JobConfig& defaults, const std::v
         const fs::path dir = fs::path(out) / c.name;
         const fs::path error_file = dir / "grid_error.txt";
         if (!arm_finished(arm(c.name, job, job.method), dir.string())) {
-            std::string state = fs::exists(error_file) ? "failed: " + eval::read_file_text(error_file.string())
+            std::string state = fs::exists(error_file) ? "failed: " + util::read_file_text(error_file.string())
                                 : fs::exists(dir)      ? "unfinished"
                                                        : "missing";
             state.erase(std::remove(state.begin(), state.end(), '\n'), state.end());
@@ -130,10 +131,10 @@ Gathered gather(const Grid& grid, const train::JobConfig& defaults, const std::v
         // One checkpoint and one attack for the whole summary: the first finished cell's choice. A cell audited
         // otherwise (other --final-checkpoints or --final-attacks in its setting) is listed, not mixed in.
         if (g.checkpoint.empty()) {
-            const auto checkpoints = cli::split_list(job.final_checkpoints);
+            const auto checkpoints = util::split_list(job.final_checkpoints);
             g.checkpoint = std::find(checkpoints.begin(), checkpoints.end(), "last") != checkpoints.end()
                                ? "last" : checkpoints.front();
-            const auto attacks = cli::split_list(job.final_attacks);
+            const auto attacks = util::split_list(job.final_attacks);
             g.attack = attacks.empty() ? "" : attacks.front();
         }
         const fs::path results = dir / ("eval_" + g.checkpoint) / "results.json";
@@ -342,8 +343,8 @@ int write_grid_summary(const Grid& grid, const train::JobConfig& defaults, const
         }
     if (!missing.str().empty()) md << "\n## Cells not in this summary\n\n" << missing.str();
 
-    eval::write_file_atomic((fs::path(out) / "summary.md").string(), md.str());
-    eval::write_file_atomic((fs::path(out) / "grid_summary.json").string(), js.dump(2) + "\n");
+    util::write_file_atomic((fs::path(out) / "summary.md").string(), md.str());
+    util::write_file_atomic((fs::path(out) / "grid_summary.json").string(), js.dump(2) + "\n");
 
     // ---- the page, with figures when gnuplot is there, and one comparison page per dataset ---------------------
     std::ostringstream body;
@@ -375,7 +376,7 @@ int write_grid_summary(const Grid& grid, const train::JobConfig& defaults, const
     }
     body << "</ul>\n";
     if (!missing.str().empty()) body << "<h2>Cells not in this summary</h2>\n<pre>" << report::html_escape(missing.str()) << "</pre>\n";
-    eval::write_file_atomic((fs::path(out) / "index.html").string(), report::html_page(grid.title, body.str()));
+    util::write_file_atomic((fs::path(out) / "index.html").string(), report::html_page(grid.title, body.str()));
     log << md.str() << "\nwrote " << (fs::path(out) / "summary.md").string() << ", grid_summary.json and index.html\n";
     return finished;
 }

@@ -10,7 +10,7 @@
 // not the same objects, so datasets are never correlated with each other.
 //
 // Agreement of per-class rankings, one dataset, settings a and b, each with its finished seeds' per-class
-// accuracy vectors: M[a][b] = mean over pairs (run i of a, run j of b) of Spearman's ρ (fairness/agreement.h);
+// accuracy vectors: M[a][b] = mean over pairs (run i of a, run j of b) of Spearman's ρ (eval/agreement.h);
 // on the diagonal i ≠ j — the agreement between seeds of one setting, the noise floor a "universal" ranking must
 // beat. Single runs on both sides, so off-diagonal and diagonal values are comparable. NaN pairs (a constant vector,
 // e.g. every class at 0% robust accuracy) are left out.

@@ -8,6 +8,7 @@
 
 #include "study/job_lock.h"
 #include "study/study.h"
+#include "util/split_list.h"
 
 namespace cw::study {
 
@@ -16,7 +17,7 @@ namespace fs = std::filesystem;
 std::vector<uint64_t> parse_seeds(const std::string& text) {
     std::vector<uint64_t> seeds;
     std::set<uint64_t> seen;
-    for (const std::string& s : cli::split_list(text)) {
+    for (const std::string& s : util::split_list(text)) {
         if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos)
             throw std::invalid_argument("--seeds: '" + s + "' is not a whole number (expected e.g. 0,1,2)");
         const uint64_t k = std::stoull(s);

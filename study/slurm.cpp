@@ -5,7 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "study/jobs.h"
 
 namespace cw::study {
@@ -86,23 +86,23 @@ std::string write_slurm_scripts(const std::vector<StudyJob>& jobs, const std::st
                 ++n;
             }
         const std::string lst = abs + "/level" + std::to_string(l) + ".jobs";
-        eval::write_file_atomic(lst, list.str());
+        util::write_file_atomic(lst, list.str());
         std::ostringstream s;
         s << header("level" + std::to_string(l), abs + "/level" + std::to_string(l) + "_%a.log", true)
           << "#SBATCH --array=0-" << n - 1 << "\n"
           << "job=$(sed -n \"$((SLURM_ARRAY_TASK_ID + 1))p\" " << quoted(lst) << ")\n"
           << "exec " << command << " --yes --job \"$job\"\n";
-        eval::write_file_atomic(abs + "/level" + std::to_string(l) + ".sbatch", s.str());
+        util::write_file_atomic(abs + "/level" + std::to_string(l) + ".sbatch", s.str());
         submit << "j" << l << "=$(sbatch --parsable" << (l ? " --dependency=afterok:$j" + std::to_string(l - 1) : "")
                << " " << quoted(abs + "/level" + std::to_string(l) + ".sbatch") << ")\n";
         all += ":$j" + std::to_string(l);
     }
     std::ostringstream sum;
     sum << header("summary", abs + "/summary.log", false) << "exec " << command << " --summary\n";
-    eval::write_file_atomic(abs + "/summary.sbatch", sum.str());
+    util::write_file_atomic(abs + "/summary.sbatch", sum.str());
     submit << "s=$(sbatch --parsable --dependency=afterany" << all << " " << quoted(abs + "/summary.sbatch") << ")\n"
            << "echo \"submitted:" << all << " and the summary $s\"\n";
-    eval::write_file_atomic(abs + "/submit.sh", submit.str());
+    util::write_file_atomic(abs + "/submit.sh", submit.str());
     return "sh " + quoted(abs + "/submit.sh");
 }
 

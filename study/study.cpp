@@ -16,17 +16,18 @@
 #include <unistd.h>
 
 #include "engine/device.h"
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "report/compare_page.h"
 #include "report/comparison.h"
 #include "report/gnuplot.h"
 #include "report/run_data.h"
-#include "train/methods/registry.h"
+#include "jobs/registry.h"
 #include "study/job_lock.h"
 #include "study/jobs.h"
 #include "study/slurm.h"
 #include "train/stop_signal.h"
 #include "util/format.h"
+#include "util/split_list.h"
 
 namespace cw::study {
 
@@ -44,7 +45,7 @@ std::vector<Arm> arms_for_methods(const std::string& flag, const std::string& me
     std::vector<Arm> arms;
     std::set<std::string> seen;
     const auto& known = train::method_names();
-    for (const std::string& m : cli::split_list(methods)) {
+    for (const std::string& m : util::split_list(methods)) {
         if (std::find(known.begin(), known.end(), m) == known.end())
             throw std::invalid_argument(flag + ": unknown method '" + m + "'");
         if (!seen.insert(m).second) throw std::invalid_argument(flag + ": method '" + m + "' is listed twice");
@@ -65,7 +66,7 @@ std::string data_and_model(const train::JobConfig& base) {
 }
 
 bool arm_finished(const Arm& a, const std::string& arm_dir) {
-    const auto checkpoints = cli::split_list(a.job.final_checkpoints);
+    const auto checkpoints = util::split_list(a.job.final_checkpoints);
     if (checkpoints.empty()) return false;
     // A checkpoint the run never wrote (an averaged model FAWA admitted no epoch to) was skipped by the job.
     const bool last_done = fs::exists(fs::path(arm_dir) / "eval_last" / "results.json");
@@ -115,7 +116,7 @@ int run_one(const Study& study, const StudyJob& job, const std::vector<StudyJob>
         fs::remove(error_file);
         return code;
     } catch (const std::exception& e) {
-        eval::write_file_atomic(error_file.string(), std::string(e.what()) + "\n");
+        util::write_file_atomic(error_file.string(), std::string(e.what()) + "\n");
         throw;
     }
 }
@@ -225,7 +226,7 @@ int write_summary(const Study& study, const std::vector<StudyJob>& jobs, bool se
     md << "# " << study.title << "\n\nCheckpoint: " << study.checkpoint << "; accuracies in % on the evaluated test "
        << "images; bottom 3 = mean of the three weakest classes; spread = best − worst class.\n\n" << table
        << "\nWall time: " << std::fixed << std::setprecision(0) << seconds << " s.\n";
-    eval::write_file_atomic((fs::path(common.out) / "summary.md").string(), md.str());
+    util::write_file_atomic((fs::path(common.out) / "summary.md").string(), md.str());
     out << "\n" << study.title << " (" << study.checkpoint << " checkpoint):\n\n" << table << std::endl;
     if (train::stop_requested()) return stopped(out, "before the comparison page");
     report::CompareOptions options;
@@ -292,7 +293,7 @@ int run_study(const Study& study, const cli::CommonFlags& common, std::ostream& 
             const JobState st = job_state(study, j);
             if (st == JobState::Finished) continue;
             std::string line = j.id + ": " + job_state_name(st);
-            if (st == JobState::Failed) line += ": " + eval::read_file_text((fs::path(j.dir) / "job_error.txt").string());
+            if (st == JobState::Failed) line += ": " + util::read_file_text((fs::path(j.dir) / "job_error.txt").string());
             while (!line.empty() && line.back() == '\n') line.pop_back();
             unfinished.push_back(line);
         }

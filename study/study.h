@@ -1,10 +1,10 @@
 #pragma once
 // A study: several training runs ("arms", one per method or setting) on the same data, each a whole job
-// (train/job.h) in its own folder, then compared class by class. The experiment binaries are studies whose arms
+// (jobs/job.h) in its own folder, then compared class by class. The experiment binaries are studies whose arms
 // follow a paper's protocol; the study gives them the rest once: running the arms in order, --resume (a finished
 // arm is skipped, a half-done one continues), the comparison page and the Markdown table.
 //
-//   <out>/<arm>/...            every arm's files (train/job.h), its report.html included
+//   <out>/<arm>/...            every arm's files (jobs/job.h), its report.html included
 //   <out>/compare.html         the arms side by side (report/compare_page.h), figures in <out>/figures/
 //   <out>/summary.md           the table printed at the end (report/comparison.h), with the study's title
 #include <functional>
@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "cli/common_flags.h"
+#include "jobs/job.h"
 #include "study/confirm.h"
 #include "study/jobs.h"
 #include "study/study_flags.h"
-#include "train/job.h"
 
 namespace cw::study {
 

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "attacks/checks.h"
 #include "attacks/ensemble.h"
 #include "eval/evaluator.h"
@@ -157,7 +157,7 @@ TEST_CASE("evaluate counts an attack's points outside the ball as sanity violati
     REQUIRE(out.attacks.at(0).sanity_violations == 2);
     REQUIRE(out.attacks.at(1).sanity_violations == 2);
     REQUIRE(log.str().find("warning: leaves-ball batch 1: sample 0: linf distance") != std::string::npos);
-    const auto j = nlohmann::json::parse(read_file_text((tmp.path / "results.json").string()));
+    const auto j = nlohmann::json::parse(util::read_file_text((tmp.path / "results.json").string()));
     REQUIRE(j["evaluations"][1]["name"] == "leaves-ball");
     REQUIRE(j["evaluations"][1]["sanity_violations"] == 2);
     REQUIRE(j["evaluations"][2]["sanity_violations"] == 2);

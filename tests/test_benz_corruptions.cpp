@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "fairness/agreement.h"
+#include "eval/agreement.h"
 #include "protocols/corruption_ranking.h"
 #include "tests/test_experiments_util.h"
 

@@ -1,4 +1,4 @@
-// train --train-file (train/job.h): a safetensors file of images and labels replaces the dataset's training split
+// train --train-file (jobs/job.h): a safetensors file of images and labels replaces the dataset's training split
 // (benz_features trains on Ilyas et al.'s feature sets that way); the test split stays the dataset's. Checked
 // against the dataset's shape and classes, one line naming the file otherwise.
 #include <catch2/catch.hpp>
@@ -9,10 +9,10 @@
 #include <sstream>
 
 #include "datasets/registry.h"
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "nn/safetensors.h"
 #include "tests/test_nn_util.h"
-#include "train/job.h"
+#include "jobs/job.h"
 
 using namespace cw;
 using cw_nn_test::ScratchDir;
@@ -87,10 +87,10 @@ TEST_CASE("train file: the job trains on the file's images and labels, tests on 
     REQUIRE(train::run_job(job, log) == 0);
     INFO(log.str());
     CHECK(log.str().find("training images: 200 from " + dir.file("threes.safetensors")) != std::string::npos);
-    const auto j = nlohmann::json::parse(eval::read_file_text(dir.file("run/job.json")));
+    const auto j = nlohmann::json::parse(util::read_file_text(dir.file("run/job.json")));
     CHECK(j.at("train_images") == 200);
     CHECK(j.at("train_file") == dir.file("threes.safetensors"));
-    const auto r = nlohmann::json::parse(eval::read_file_text(dir.file("run/eval_last/results.json")));
+    const auto r = nlohmann::json::parse(util::read_file_text(dir.file("run/eval_last/results.json")));
     CHECK(r.at("num_examples") == 100);   // the dataset's test images
     const nlohmann::json& clean = r.at("evaluations")[0];
     CHECK(clean.at("per_class_accuracy")[3].get<double>() == 1.0);

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "fairness/agreement.h"
+#include "eval/agreement.h"
 #include "protocols/class_similarity.h"
 #include "tests/test_datasets_fixtures.h"
 #include "tests/test_experiments_util.h"

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "protocols/class_trends.h"
-#include "report/csv_table.h"
+#include "util/csv.h"
 #include "tests/test_experiments_util.h"
 
 using namespace cw_experiments_test;
@@ -38,7 +38,7 @@ const char* kTinyTrends =
 }  // namespace
 
 TEST_CASE("benz trends: the per-epoch series of a history.csv, training and state rows left out", "[benz]") {
-    const auto table = cw::report::parse_csv(kHistory, "history.csv");
+    const auto table = cw::util::parse_csv(kHistory, "history.csv");
     const auto series = history_series(table, 3, "history.csv");
     REQUIRE(series.size() == 2);
     CHECK(series[0].eval == "test_clean");
@@ -51,7 +51,7 @@ TEST_CASE("benz trends: the per-epoch series of a history.csv, training and stat
 }
 
 TEST_CASE("benz trends: worst class per epoch, its changes, the stable-from epoch, ρ and spread", "[benz]") {
-    const auto series = history_series(cw::report::parse_csv(kHistory, "history.csv"), 3, "history.csv");
+    const auto series = history_series(cw::util::parse_csv(kHistory, "history.csv"), 3, "history.csv");
     const auto t = analyse_trend(series[0]);
     CHECK(t.worst == std::vector<int>{0, 1, 0, 1, 1, 1});
     CHECK(t.changes == 3);
@@ -111,7 +111,7 @@ TEST_CASE("benz_trends: per-class trends of natural and PGD-AT training on the s
         CHECK(series[0].at("eval") == "test_clean");
         CHECK(series[1].at("eval") == "test_pgd2");
         // The last epoch's worst class, recomputed from history.csv here.
-        const auto h = cw::report::parse_csv(read_text(out / arm / "history.csv"), "history.csv");
+        const auto h = cw::util::parse_csv(read_text(out / arm / "history.csv"), "history.csv");
         for (const auto& s : series) {
             CHECK(s.at("evaluated_epochs") == 3);
             const std::vector<std::string>* last = nullptr;

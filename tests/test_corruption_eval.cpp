@@ -12,8 +12,8 @@
 
 #include "datasets/corruptions.h"
 #include "datasets/registry.h"
-#include "eval/atomic_file.h"
-#include "eval/audit.h"
+#include "util/atomic_file.h"
+#include "jobs/audit.h"
 #include "eval/corruption_eval.h"
 #include "eval/corruption_set.h"
 #include "eval/evaluator.h"
@@ -27,7 +27,7 @@
 #include "tests/skip.h"
 #include "tests/test_datasets_fixtures.h"
 #include "tests/test_nn_util.h"
-#include "train/job.h"
+#include "jobs/job.h"
 
 using namespace cw;
 using namespace cw::eval;
@@ -192,7 +192,7 @@ TEST_CASE("corruptions: pooled entries are the hand-summed confusions of their s
 
     // the file is a valid results.json of the contract
     ScratchDir dir;
-    write_file_atomic(dir.file("results.json"), r.dump());
+    util::write_file_atomic(dir.file("results.json"), r.dump());
     CHECK_NOTHROW(report::load_results_json(dir.file("results.json")));
 }
 
@@ -228,7 +228,7 @@ TEST_CASE("corruptions resume after an interruption with identical results", "[c
     cut.stop_after_corruptions = 1;
     CHECK_THROWS_AS(evaluate_corruptions(*model, test, first(15), cut), EvalInterrupted);
     CHECK(!fs::exists(dir.file("cut/results.json")));
-    const auto state = nlohmann::json::parse(read_file_text(dir.file("cut/corruption_state.json")));
+    const auto state = nlohmann::json::parse(util::read_file_text(dir.file("cut/corruption_state.json")));
     REQUIRE(state.at("done").size() == 1);
     CHECK(state.at("done")[0].at("name") == "shot_noise");
 
@@ -241,7 +241,7 @@ TEST_CASE("corruptions resume after an interruption with identical results", "[c
     CHECK(log.str().find("resuming from") != std::string::npos);
     CHECK(log.str().find("corruption shot_noise") == std::string::npos);   // not redone
     CHECK(timeless(resumed.results) == timeless(ref.results));
-    CHECK(read_file_text(dir.file("cut/records.csv")) == read_file_text(dir.file("whole/records.csv")));
+    CHECK(util::read_file_text(dir.file("cut/records.csv")) == util::read_file_text(dir.file("whole/records.csv")));
 
     // another severity list is another evaluation: refused, naming the state file
     CorruptionEvalOptions other = cut;
@@ -362,7 +362,7 @@ TEST_CASE("train job --final-corruptions: eval_last_corruptions/results.json and
     CHECK(figures == std::vector<std::string>{"last_corruptions_corruption_heatmap", "last_corruptions_corruption_accuracy",
                                               "last_corruptions_confusion_clean",
                                               "last_corruptions_confusion_all_corruptions"});
-    const std::string page = read_file_text((dir.path / "report.html").string());
+    const std::string page = util::read_file_text((dir.path / "report.html").string());
     CHECK(page.find("Common corruptions of the 'last' checkpoint") != std::string::npos);
     CHECK(page.find("Per corruption and severity") != std::string::npos);
     if (report::gnuplot_available()) {
@@ -426,6 +426,6 @@ TEST_CASE("audit --corruptions writes <out>/corruptions/results.json, on the sam
     const report::RunData run = report::load_run(dir.file("audit"));
     REQUIRE(run.evaluations.size() == 2);
     CHECK(run.evaluations[1].checkpoint == "corruptions");
-    const std::string page = read_file_text(dir.file("audit/report.html"));
+    const std::string page = util::read_file_text(dir.file("audit/report.html"));
     CHECK(page.find("<h2>Common corruptions</h2>") != std::string::npos);
 }

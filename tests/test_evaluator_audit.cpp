@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "eval/atomic_file.h"
-#include "eval/audit.h"
+#include "util/atomic_file.h"
+#include "jobs/audit.h"
 #include "eval/eval_records.h"
 #include "datasets/batch.h"
 #include "datasets/error.h"
@@ -168,14 +168,14 @@ TEST_CASE("audit runs end to end on MNIST and resumes to the same results", "[at
     INFO(first.out << first.err);
     REQUIRE(first.rc == 0);
     REQUIRE(first.out.find("robust accuracy after APGD-CE") != std::string::npos);
-    const auto results = nlohmann::json::parse(read_file_text((dir / "out/results.json").string()));
+    const auto results = nlohmann::json::parse(util::read_file_text((dir / "out/results.json").string()));
     REQUIRE(results["dataset"] == "mnist");
     REQUIRE(results["num_examples"] == 100);
     REQUIRE(results["model"]["arch"] == "lenet5");
     REQUIRE(results["method"] == "standard");
     REQUIRE(results["classes"].size() == 10);
     REQUIRE(results["evaluations"].size() == 5);
-    const std::string csv = read_file_text((dir / "out/records.csv").string());
+    const std::string csv = util::read_file_text((dir / "out/records.csv").string());
     REQUIRE(csv.rfind("index,label,clean_pred,fgsm_pred,pgd10_pred,apgd-ce_pred,square100_pred\n0,", 0) == 0);
 
     // The numbers: a trained model is accurate, and an undefended one loses most of it at ε = 0.3.
@@ -230,7 +230,7 @@ TEST_CASE("audit runs end to end on MNIST and resumes to the same results", "[at
     const AuditRun second = audit(again);
     REQUIRE(second.rc == 0);
     REQUIRE(second.out.find("steps already done") != std::string::npos);
-    REQUIRE(read_file_text((dir / "out/records.csv").string()) == csv);
+    REQUIRE(util::read_file_text((dir / "out/records.csv").string()) == csv);
     // ... and refuses a state from a different run
     std::vector<std::string> other = again;
     *(std::find(other.begin(), other.end(), "--n") + 1) = "20";   // --n 20 instead of 100

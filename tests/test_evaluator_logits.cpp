@@ -11,7 +11,7 @@
 #include "attacks/pgd.h"
 #include "datasets/dataset.h"
 #include "datasets/error.h"
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "eval/evaluator.h"
 #include "tests/test_evaluator_util.h"
 
@@ -221,10 +221,10 @@ TEST_CASE("evaluator: a state file from before the logit sums still resumes, wit
     EvalOptions opt = blob_options(dir);
     opt.stop_after_steps = 5;   // in the middle of FGSM
     REQUIRE_THROWS_AS(evaluate(model, data, fresh.list(), opt), EvalInterrupted);
-    nlohmann::json state = nlohmann::json::parse(read_file_text(dir + "/eval_state.json"));
+    nlohmann::json state = nlohmann::json::parse(util::read_file_text(dir + "/eval_state.json"));
     REQUIRE(state.contains("logit_sums"));
     state.erase("logit_sums");
-    write_file_atomic(dir + "/eval_state.json", state.dump());
+    util::write_file_atomic(dir + "/eval_state.json", state.dump());
 
     std::ostringstream log;
     opt.stop_after_steps = -1;
@@ -237,7 +237,7 @@ TEST_CASE("evaluator: a state file from before the logit sums still resumes, wit
 
     // sums that do not fit this evaluation are a malformed state, not silently wrong means
     state["logit_sums"] = nlohmann::json::parse("[[1.0, 2.0]]");
-    write_file_atomic(dir + "/eval_state.json", state.dump());
+    util::write_file_atomic(dir + "/eval_state.json", state.dump());
     REQUIRE_THROWS_WITH(evaluate(model, data, fresh.list(), opt), Catch::Contains("logit_sums do not match"));
 }
 

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "eval/results_json.h"
-#include "fairness/metrics.h"
+#include "eval/class_metrics.h"
 
 using namespace cw;
 using namespace cw::eval;

@@ -4,7 +4,7 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "attacks/autoattack.h"
 #include "eval/evaluator.h"
 #include "attacks/fgsm.h"
@@ -52,7 +52,7 @@ TEST_CASE("the evaluator writes results.json, records.csv and AutoAttack-style p
     REQUIRE(text.find("class9") != std::string::npos);   // the per-class table
     REQUIRE(text.find("overall") != std::string::npos);
 
-    const nlohmann::json j = nlohmann::json::parse(read_file_text(tmp.sub("run/results.json")));
+    const nlohmann::json j = nlohmann::json::parse(util::read_file_text(tmp.sub("run/results.json")));
     REQUIRE(j == out.results);
     for (const auto& f : results_required_fields()) REQUIRE(j.contains(f));
     REQUIRE(j["num_examples"] == 48);
@@ -68,7 +68,7 @@ TEST_CASE("the evaluator writes results.json, records.csv and AutoAttack-style p
     REQUIRE(j["evaluations"][3]["attack"]["attacks"][3] == "square40");
     REQUIRE(j["evaluations"][3]["sanity_violations"] == 0);
 
-    const EvalRecords csv = parse_records_csv(read_file_text(tmp.sub("run/records.csv")));
+    const EvalRecords csv = parse_records_csv(util::read_file_text(tmp.sub("run/records.csv")));
     REQUIRE(csv.index == out.records.index);
     REQUIRE(csv.index.front() == 1000);
     REQUIRE(csv.attacks == std::vector<std::string>{"fgsm", "pgd5", "autoattack"});
@@ -91,7 +91,7 @@ TEST_CASE("an interrupted evaluation resumes to identical results", "[attacks]")
     const BatchSource data = blob_batches(3, 2024, 1000);
     BlobAttackSuite suite;
     const EvalOutcome full = evaluate(model, data, suite.list(), options(tmp.sub("full")));
-    const std::string full_csv = read_file_text(tmp.sub("full/records.csv"));
+    const std::string full_csv = util::read_file_text(tmp.sub("full/records.csv"));
 
     // Interrupt mid-clean-pass, mid-plain-attack, mid-ensemble-stage and just before the end; then a chain of
     // interruptions.
@@ -114,7 +114,7 @@ TEST_CASE("an interrupted evaluation resumes to identical results", "[attacks]")
         const EvalOutcome resumed = evaluate(model, data, fresh.list(), opt);
         INFO("plan " << p);
         REQUIRE(resumed.records.adv_pred == full.records.adv_pred);
-        REQUIRE(read_file_text(dir + "/records.csv") == full_csv);
+        REQUIRE(util::read_file_text(dir + "/records.csv") == full_csv);
         REQUIRE(timeless(resumed.results) == timeless(full.results));
     }
 

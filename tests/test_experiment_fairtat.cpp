@@ -46,14 +46,14 @@ TEST_CASE("cifar10_fairtat: Table 1's protocol on synthetic data", "[experiments
         contract_results(out / arm / "eval_last/results.json");
     contract_results(out / "pgd_at_ema/eval_ema_last/results.json");
     // FRL fine-tuned the PGD-AT arm's checkpoint, for a fifth of the epochs (at least one)
-    const nlohmann::json frl_job = nlohmann::json::parse(cw::eval::read_file_text((out / "frl/job.json").string()));
+    const nlohmann::json frl_job = nlohmann::json::parse(cw::util::read_file_text((out / "frl/job.json").string()));
     REQUIRE(frl_job.at("init") == (out / "pgd_at/best_robust.safetensors").string());
     REQUIRE(frl_job.at("epochs") == 1);
-    const std::string md = cw::eval::read_file_text((out / "summary.md").string());
+    const std::string md = cw::util::read_file_text((out / "summary.md").string());
     for (const char* arm : {"| pgd_at |", "| pgd_at_ema |", "| cfa_at |", "| frl |", "| fair_tat |"})
         REQUIRE(md.find(arm) != std::string::npos);
     // the EMA arm is compared by its averaged model
-    const std::string page = cw::eval::read_file_text((out / "compare.html").string());
+    const std::string page = cw::util::read_file_text((out / "compare.html").string());
     REQUIRE(page.find("pgd_at_ema/eval_ema_last/results.json") != std::string::npos);
     REQUIRE(o.text.find("note: pgd_at_ema has no averaged model") == std::string::npos);
 }
@@ -68,14 +68,14 @@ TEST_CASE("cifar10_fairtat: --arms faal fine-tunes the trades arm for 2 epochs (
     INFO(o.text);
     REQUIRE(o.code == 0);
     contract_results(out / "faal/eval_last/results.json");
-    const nlohmann::json job = nlohmann::json::parse(cw::eval::read_file_text((out / "faal/job.json").string()));
+    const nlohmann::json job = nlohmann::json::parse(cw::util::read_file_text((out / "faal/job.json").string()));
     REQUIRE(job.at("init") == (out / "trades/best_robust.safetensors").string());
     REQUIRE(job.at("method").get<std::string>().rfind("faal: ", 0) == 0);
     REQUIRE(job.at("recipe").get<std::string>().find("lr 0.01") != std::string::npos);
     REQUIRE(job.at("epochs") == 2);
-    REQUIRE(cw::eval::read_file_text((out / "summary.md").string()).find("| faal |") != std::string::npos);
+    REQUIRE(cw::util::read_file_text((out / "summary.md").string()).find("| faal |") != std::string::npos);
     // the FAAL run's history has its class weights
-    REQUIRE(cw::eval::read_file_text((out / "faal/history.csv").string()).find("2,state_weight,") != std::string::npos);
+    REQUIRE(cw::util::read_file_text((out / "faal/history.csv").string()).find("2,state_weight,") != std::string::npos);
 }
 
 TEST_CASE("cifar10_fairtat: the CIFAR-100 path on a fixture in the official binary layout", "[experiments]") {
@@ -112,5 +112,5 @@ TEST_CASE("cifar10_fairtat: the CIFAR-100 path on a fixture in the official bina
         REQUIRE(clean.contains("superclass_confusion"));
         REQUIRE(clean.at("superclass_confusion").size() == 20);
     }
-    REQUIRE(cw::eval::read_file_text((out / "summary.md").string()).find("| fair_tat |") != std::string::npos);
+    REQUIRE(cw::util::read_file_text((out / "summary.md").string()).find("| fair_tat |") != std::string::npos);
 }

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "protocols/cfp_analysis.h"
-#include "report/csv_table.h"
+#include "util/csv.h"
 #include "tests/test_experiments_util.h"
 
 using namespace cw_experiments_test;
@@ -13,7 +13,7 @@ namespace {
 // Every CFP value of cfp.csv equals the results.json's, and every row of cfp_table.md names the top class.
 void check_cfp_outputs(const fs::path& out, const std::vector<std::pair<std::string, fs::path>>& models,
                        size_t evaluations) {
-    const cw::report::CsvTable csv = cw::report::parse_csv(read_text(out / "cfp.csv"), "cfp.csv");
+    const cw::util::CsvTable csv = cw::util::parse_csv(read_text(out / "cfp.csv"), "cfp.csv");
     REQUIRE(csv.header == std::vector<std::string>{"model", "evaluation", "class", "cfp", "cfp_broken"});
     CHECK(csv.rows.size() == models.size() * evaluations * 10);
     const std::string table = read_text(out / "cfp_table.md");

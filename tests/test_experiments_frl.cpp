@@ -6,7 +6,7 @@
 #include <cmath>
 #include <map>
 
-#include "report/csv_table.h"
+#include "util/csv.h"
 #include "tests/test_experiments_util.h"
 
 using namespace cw_experiments_test;
@@ -51,14 +51,14 @@ TEST_CASE("frl_tables: the arms, Table 1 and the per-epoch largest constraint vi
     CHECK(o.text.find("max violation bdy") != std::string::npos);   // printed per FRL arm
 
     // max_violation.csv: per FRL arm, epoch and constraint the largest violation of history.csv's row.
-    const cw::report::CsvTable v = cw::report::parse_csv(read_text(out / "max_violation.csv"), "max_violation.csv");
+    const cw::util::CsvTable v = cw::util::parse_csv(read_text(out / "max_violation.csv"), "max_violation.csv");
     REQUIRE(v.header == std::vector<std::string>{"run", "epoch", "constraint", "max_violation", "class"});
     std::map<std::string, int> rows_per_run;
     for (const auto& row : v.rows) {
         INFO(row[0] + " epoch " + row[1] + " " + row[2]);
         ++rows_per_run[row[0]];
         CHECK((row[0] == "frl_baseline_rw" ? row[2] == "rob" : (row[2] == "nat" || row[2] == "bdy")));
-        const cw::report::CsvTable h = cw::report::parse_csv(read_text(out / row[0] / "history.csv"), "history.csv");
+        const cw::util::CsvTable h = cw::util::parse_csv(read_text(out / row[0] / "history.csv"), "history.csv");
         bool found = false;
         for (const auto& hr : h.rows) {
             if (hr[0] != row[1] || hr[1] != "state_violation_" + row[2]) continue;

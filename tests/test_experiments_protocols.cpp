@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "eval/results_json.h"
 #include "nn/checkpoint.h"
 #include "nn/model_registry.h"
@@ -53,7 +53,7 @@ TEST_CASE("frl violation: the largest violation over the classes, per epoch and 
         "2,state_violation_nat,,-0.2,-0.05,-0.01\n"
         "2,state_violation_bdy,,0.12,0.3,0.3\n"
         "2,state_w_nat,,0.3,0.4,0.3\n";
-    const report::CsvTable t = report::parse_csv(csv, "history.csv");
+    const util::CsvTable t = util::parse_csv(csv, "history.csv");
     const auto v = protocols::max_violations(t, "history.csv");
     REQUIRE(v.size() == 4);
     CHECK(v[0].epoch == 1);
@@ -77,10 +77,10 @@ TEST_CASE("frl violation: the largest violation over the classes, per epoch and 
     CHECK(md.find("| 2 | -0.0100 (c) | 0.3000 (b) | no |") != std::string::npos);
 
     // Not an FRL run: no violations, said so.
-    const auto none = protocols::max_violations(report::parse_csv("epoch,eval,overall,a\n1,test_clean,0.5,0.5\n", "h"), "h");
+    const auto none = protocols::max_violations(util::parse_csv("epoch,eval,overall,a\n1,test_clean,0.5,0.5\n", "h"), "h");
     CHECK(none.empty());
     CHECK(protocols::max_violations_markdown({"pgd_at", none}, {"a"}) == "pgd_at: no constraint violations in history.csv\n");
-    CHECK_THROWS_WITH(protocols::max_violations(report::parse_csv("epoch,eval,overall,a\n1,state_violation_nat,,x\n", "h.csv"), "h.csv"),
+    CHECK_THROWS_WITH(protocols::max_violations(util::parse_csv("epoch,eval,overall,a\n1,state_violation_nat,,x\n", "h.csv"), "h.csv"),
                       Catch::Contains("h.csv"));
 }
 

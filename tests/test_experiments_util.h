@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "eval/results_json.h"
 #include "report/run_data.h"
 #include "tests/test_process.h"
@@ -59,7 +59,7 @@ inline nlohmann::json contract_results(const fs::path& file) {
 inline std::string read_text(const fs::path& file) {
     INFO(file.string());
     REQUIRE(fs::exists(file));
-    return cw::eval::read_file_text(file.string());
+    return cw::util::read_file_text(file.string());
 }
 
 inline int line_count(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }

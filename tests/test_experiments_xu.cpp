@@ -5,7 +5,7 @@
 
 #include <sstream>
 
-#include "report/csv_table.h"
+#include "util/csv.h"
 #include "tests/test_experiments_util.h"
 
 using namespace cw_experiments_test;
@@ -50,7 +50,7 @@ TEST_CASE("xu_preliminary: natural, PGD-AT and TRADES per class at two radii on 
     CHECK(table.find("| brown square |") != std::string::npos);
     CHECK(o.text.find("## Every class (Figure 1)") != std::string::npos);   // printed as well
     // per_class.csv: a column per arm and evaluation, its values those of the results.
-    const cw::report::CsvTable csv = cw::report::parse_csv(read_text(out / "per_class.csv"), "per_class.csv");
+    const cw::util::CsvTable csv = cw::util::parse_csv(read_text(out / "per_class.csv"), "per_class.csv");
     REQUIRE(csv.header.size() == 1 + 9);
     REQUIRE(csv.rows.size() == 10);
     const int col = csv.column("trades PGD-20 4/255");

@@ -6,7 +6,7 @@
 
 #include "fairness/methods/cfa.h"
 #include "nn/layers.h"
-#include "train/methods/registry.h"
+#include "jobs/registry.h"
 
 using namespace cw;
 using namespace cw::train;

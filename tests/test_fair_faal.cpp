@@ -10,7 +10,7 @@
 
 #include "fairness/methods/faal.h"
 #include "fairness/methods/faal_dro.h"
-#include "train/methods/registry.h"
+#include "jobs/registry.h"
 
 using namespace cw;
 using namespace cw::train;

@@ -14,7 +14,7 @@
 #include "nn/safetensors.h"
 #include "tests/test_nn_util.h"
 #include "tests/test_train_methods_util.h"
-#include "train/methods/registry.h"
+#include "jobs/registry.h"
 #include "train/trainer.h"
 
 using namespace cw;

@@ -10,7 +10,7 @@
 #include "fairness/methods/validation_pass.h"
 #include "fairness/methods/wat.h"
 #include "nn/layers.h"
-#include "train/methods/registry.h"
+#include "jobs/registry.h"
 
 using namespace cw;
 using namespace cw::train;

@@ -12,7 +12,7 @@
 #include "fairness/methods/longtail_losses.h"
 #include "fairness/methods/longtail_weights.h"
 #include "tests/test_train_methods_util.h"
-#include "train/methods/registry.h"
+#include "jobs/registry.h"
 
 using namespace cw;
 using namespace cw::train;

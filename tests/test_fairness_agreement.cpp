@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "fairness/agreement.h"
+#include "eval/agreement.h"
 
 using namespace cw::fairness;
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "eval/results_json.h"
 #include "tests/test_process.h"
 
@@ -48,7 +48,7 @@ TEST_CASE("gaussian training: the binary's --quick protocol on a tiny config wri
         const fs::path file = out / "models" / m / "results.json";
         REQUIRE(fs::exists(file));
         CHECK(fs::exists(out / "models" / m / "records.csv"));
-        const nlohmann::json j = nlohmann::json::parse(eval::read_file_text(file.string()));
+        const nlohmann::json j = nlohmann::json::parse(util::read_file_text(file.string()));
         for (const std::string& f : eval::results_required_fields()) CHECK(j.contains(f));
         CHECK(j.at("classes") == nlohmann::json::array({"-1", "+1"}));
         CHECK(j.at("num_examples") == 400);
@@ -60,7 +60,7 @@ TEST_CASE("gaussian training: the binary's --quick protocol on a tiny config wri
         }
         CHECK(j.at("gaussian").at("eps0") == Approx(0.4));
     }
-    const std::string csv = eval::read_file_text((out / "theory.csv").string());
+    const std::string csv = util::read_file_text((out / "theory.csv").string());
     CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 2 + 2);   // header, K sweep, eps sweep
     CHECK(fs::exists(out / "report.html"));
     fs::remove_all(out);

@@ -1,4 +1,4 @@
-// FRL §3's closed forms (fairness/gaussian_theory.h) against the reference values of docs/protocols/gaussian_theory.md §5,
+// FRL §3's closed forms (datasets/gaussian_theory.h) against the reference values of docs/protocols/gaussian_theory.md §5,
 // its brute-force and Monte Carlo checks (§6), an ε₀ ≠ ε case, and the admissibility rules.
 #include <catch2/catch.hpp>
 
@@ -9,7 +9,7 @@
 
 #include "datasets/gaussian_mixture.h"
 #include "engine/rng.h"
-#include "fairness/gaussian_theory.h"
+#include "datasets/gaussian_theory.h"
 
 using namespace cw::fairness;
 

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "datasets/gaussian_mixture.h"
-#include "fairness/gaussian_theory.h"
+#include "datasets/gaussian_theory.h"
 #include "train/gaussian_linear.h"
 
 using namespace cw;

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <regex>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "eval/results_json.h"
 #include "report/compare_page.h"
 #include "report/run_page.h"
@@ -49,15 +49,15 @@ fs::path fixture_copy(const fs::path& scratch) {
     if (fixture.empty()) FAIL("tests/fixtures/report_run missing");
     const fs::path run = scratch / "run";
     fs::copy(fixture, run, fs::copy_options::recursive);
-    nlohmann::json r = nlohmann::json::parse(eval::read_file_text((run / "eval_last/results.json").string()));
+    nlohmann::json r = nlohmann::json::parse(util::read_file_text((run / "eval_last/results.json").string()));
     const std::string old = r["classes"][6];
     r["classes"][6] = kOddName;
-    eval::write_file_atomic((run / "eval_last/results.json").string(), r.dump());
-    std::string history = eval::read_file_text((run / "history.csv").string());
+    util::write_file_atomic((run / "eval_last/results.json").string(), r.dump());
+    std::string history = util::read_file_text((run / "history.csv").string());
     const size_t at = history.find("," + old + ",");
     REQUIRE(at != std::string::npos);
     history.replace(at, old.size() + 2, ",\"<i>\"\"Shirt\"\" & co</i>\",");
-    eval::write_file_atomic((run / "history.csv").string(), history);
+    util::write_file_atomic((run / "history.csv").string(), history);
     return run;
 }
 }  // namespace
@@ -72,7 +72,7 @@ TEST_CASE("report page of a fixture run: well-formed SVGs, one bar per class, ev
     REQUIRE(data.classes[6] == kOddName);
     const fs::path out = scratch.path / "page";
     const std::string page_file = write_run_page(data, out.string());
-    const std::string page = eval::read_file_text(page_file);
+    const std::string page = util::read_file_text(page_file);
 
     std::vector<std::string> svgs;
     for (const auto& f : fs::directory_iterator(out / "figures"))
@@ -99,7 +99,7 @@ TEST_CASE("report page of a fixture run: well-formed SVGs, one bar per class, ev
         REQUIRE(count(page, "figures/" + name + ".svg") == 1);
         REQUIRE(count(page, "figures/" + name + ".png") == 1);
         if (name.find("class_accuracy") != std::string::npos || name.find("class_cfp") != std::string::npos) {
-            const std::vector<size_t> bars = bars_per_series(eval::read_file_text(svg_file));
+            const std::vector<size_t> bars = bars_per_series(util::read_file_text(svg_file));
             REQUIRE(bars.size() == 3);   // clean, fgsm, pgd20
             for (size_t b : bars) REQUIRE(b == 10);
         }
@@ -122,7 +122,7 @@ TEST_CASE("report page of a run with only its training history", "[report]") {
     const RunData data = load_run(run.string());
     REQUIRE(data.evaluations.empty());
     REQUIRE(data.notes.size() == 1);
-    const std::string page = eval::read_file_text(write_run_page(data, (scratch.path / "page").string()));
+    const std::string page = util::read_file_text(write_run_page(data, (scratch.path / "page").string()));
     REQUIRE(page.find("no final evaluation yet") != std::string::npos);
     REQUIRE(page.find("id=\"fig-history_test_clean\"") != std::string::npos);
     REQUIRE(page.find("class_accuracy") == std::string::npos);
@@ -150,7 +150,7 @@ void write_synthetic_run(const fs::path& dir, const std::vector<int>& robust_cor
             r.adv_pred[0].push_back(i < robust_correct[k] ? k : (k + 1) % 4);
         }
     eval::AttackSummary s{"pgd20", {{"type", "pgd"}, {"eps", 8.0 / 255}, {"steps", 20}}, 1.0, 0, {}};
-    eval::write_file_atomic((dir / "results.json").string(), eval::results_json(info, r, {s}).dump());
+    util::write_file_atomic((dir / "results.json").string(), eval::results_json(info, r, {s}).dump());
 }
 }  // namespace
 
@@ -161,7 +161,7 @@ TEST_CASE("report comparison: methods as columns, Spearman between runs, mismatc
     write_synthetic_run(scratch.path / "same", {0, 2, 3, 4}, "trades");
     std::vector<RunData> runs = {load_run((scratch.path / "up").string()), load_run((scratch.path / "down").string()),
                                  load_run((scratch.path / "same").string())};
-    const std::string page = eval::read_file_text(write_compare_page(runs, (scratch.path / "cmp").string()));
+    const std::string page = util::read_file_text(write_compare_page(runs, (scratch.path / "cmp").string()));
     for (const char* method : {"pgd_at", "fair_tat", "trades"}) REQUIRE(page.find(method) != std::string::npos);
     // Spearman table row of "up": 1.00 with itself, -1.00 with the reversed run, 1.00 with the same ranking.
     REQUIRE(page.find("<tr><td>up</td><td class=\"num\">1.00</td><td class=\"num\">-1.00</td><td class=\"num\">1.00</td></tr>") !=
@@ -174,14 +174,14 @@ TEST_CASE("report comparison: methods as columns, Spearman between runs, mismatc
         const std::vector<size_t> bars =
             std::string(fig) == "compare_spearman"
                 ? std::vector<size_t>{}
-                : bars_per_series(eval::read_file_text((scratch.path / "cmp/figures" / (std::string(fig) + ".svg")).string()));
+                : bars_per_series(util::read_file_text((scratch.path / "cmp/figures" / (std::string(fig) + ".svg")).string()));
         for (size_t b : bars) REQUIRE(b == 4);
     }
 
     // Other classes: refused, naming the file.
-    nlohmann::json other = nlohmann::json::parse(eval::read_file_text((scratch.path / "same/results.json").string()));
+    nlohmann::json other = nlohmann::json::parse(util::read_file_text((scratch.path / "same/results.json").string()));
     other["classes"][0] = "z";
-    eval::write_file_atomic((scratch.path / "same/results.json").string(), other.dump());
+    util::write_file_atomic((scratch.path / "same/results.json").string(), other.dump());
     runs[2] = load_run((scratch.path / "same").string());
     REQUIRE_THROWS_WITH(write_compare_page(runs, (scratch.path / "cmp2").string()),
                         (scratch.path / "same/results.json").string() +
@@ -191,12 +191,12 @@ TEST_CASE("report comparison: methods as columns, Spearman between runs, mismatc
 TEST_CASE("report page with superclasses (CIFAR-100's coarse labels): a superclass confusion heatmap", "[report]") {
     cw_nn_test::ScratchDir scratch;
     write_synthetic_run(scratch.path, {1, 2, 3, 4}, "pgd_at", true);
-    const std::string page = eval::read_file_text(write_run_page(load_run(scratch.path.string()), scratch.path.string()));
+    const std::string page = util::read_file_text(write_run_page(load_run(scratch.path.string()), scratch.path.string()));
     for (const char* fig : {"superclass_confusion_clean", "superclass_confusion_pgd20"})
         REQUIRE(page.find(std::string("id=\"fig-") + fig + "\"") != std::string::npos);
     // Under pgd20 a wrong prediction is the next class: a's 3 (a->b) stay in "ab", b's 2 (b->c) cross to "cd",
     // c's 1 (c->d) stays: row ab = 6 ab + 2 cd of 8, row cd = 8 cd. Lines are "column row percent".
-    const std::string dat = eval::read_file_text((scratch.path / "figures/superclass_confusion_pgd20.dat").string());
+    const std::string dat = util::read_file_text((scratch.path / "figures/superclass_confusion_pgd20.dat").string());
     REQUIRE(dat == "0 0 75.0000\n1 0 25.0000\n\n0 1 0.0000\n1 1 100.0000\n\n");
 }
 
@@ -211,7 +211,7 @@ TEST_CASE("the page written after a run survives a missing gnuplot: tables only,
     if (before) setenv("CLASSWISE_GNUPLOT", saved.c_str(), 1);
     else unsetenv("CLASSWISE_GNUPLOT");
     REQUIRE(log.str().find("warning: gnuplot not found") != std::string::npos);
-    const std::string page = eval::read_file_text((scratch.path / "report.html").string());
+    const std::string page = util::read_file_text((scratch.path / "report.html").string());
     REQUIRE(page.find("Figures were not drawn") != std::string::npos);
     REQUIRE(page.find("<table>") != std::string::npos);
     REQUIRE(!fs::exists(scratch.path / "figures"));

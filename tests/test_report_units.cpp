@@ -9,8 +9,8 @@
 
 #include "cli/common_flags.h"
 #include "eval/results_json.h"
-#include "fairness/metrics.h"
-#include "report/csv_table.h"
+#include "eval/class_metrics.h"
+#include "util/csv.h"
 #include "report/gnuplot.h"
 #include "report/html.h"
 #include "report/run_data.h"
@@ -20,18 +20,18 @@ using namespace cw;
 using namespace cw::report;
 
 TEST_CASE("report CSV: quoted class names, blank lines, a short row is an error naming the file", "[report]") {
-    const CsvTable t = parse_csv("epoch,eval,overall,\"a, b\",\"say \"\"hi\"\"\"\n1,test_clean,0.5,0.25,\n\n", "h.csv");
+    const util::CsvTable t = util::parse_csv("epoch,eval,overall,\"a, b\",\"say \"\"hi\"\"\"\n1,test_clean,0.5,0.25,\n\n", "h.csv");
     REQUIRE(t.header == std::vector<std::string>{"epoch", "eval", "overall", "a, b", "say \"hi\""});
     REQUIRE(t.rows.size() == 1);
     REQUIRE(t.rows[0][3] == "0.25");
     REQUIRE(t.rows[0][4].empty());
-    REQUIRE(std::isnan(csv_number(t.rows[0][4], "h.csv")));
-    REQUIRE(csv_number("0.125", "h.csv") == 0.125);
+    REQUIRE(std::isnan(util::csv_number(t.rows[0][4], "h.csv")));
+    REQUIRE(util::csv_number("0.125", "h.csv") == 0.125);
     REQUIRE(t.column("overall") == 2);
     REQUIRE(t.column("nope") == -1);
-    REQUIRE_THROWS_WITH(parse_csv("a,b\n1\n", "h.csv"), "h.csv: line 2 has 1 fields, the header 2");
-    REQUIRE_THROWS_WITH(parse_csv("a,b\n\"1,2\n", "h.csv"), Catch::Contains("h.csv: a quoted field is not closed"));
-    REQUIRE_THROWS_WITH(csv_number("0.5x", "h.csv"), "h.csv: '0.5x' is not a number");
+    REQUIRE_THROWS_WITH(util::parse_csv("a,b\n1\n", "h.csv"), "h.csv: line 2 has 1 fields, the header 2");
+    REQUIRE_THROWS_WITH(util::parse_csv("a,b\n\"1,2\n", "h.csv"), Catch::Contains("h.csv: a quoted field is not closed"));
+    REQUIRE_THROWS_WITH(util::csv_number("0.5x", "h.csv"), "h.csv: '0.5x' is not a number");
 }
 
 TEST_CASE("report escaping: HTML entities, gnuplot strings and labels, shell command lines, base64", "[report]") {

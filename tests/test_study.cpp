@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "datasets/registry.h"
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "study/study.h"
 #include "tests/skip.h"
 #include "tests/test_nn_util.h"
@@ -70,10 +70,10 @@ TEST_CASE("study: two arms trained, audited and compared; --resume skips the fin
         REQUIRE(fs::exists(fs::path(out) / arm / "report.html"));
         REQUIRE(study::arm_finished(s.arms[0], (fs::path(out) / arm).string()));
     }
-    const std::string page = eval::read_file_text((fs::path(out) / "compare.html").string());
+    const std::string page = util::read_file_text((fs::path(out) / "compare.html").string());
     REQUIRE(page.find("<th>natural</th>") != std::string::npos);
     REQUIRE(page.find("<th>pgd_at</th>") != std::string::npos);
-    const std::string md = eval::read_file_text((fs::path(out) / "summary.md").string());
+    const std::string md = util::read_file_text((fs::path(out) / "summary.md").string());
     REQUIRE(md.find("| natural |") != std::string::npos);
     REQUIRE(md.find("| pgd_at |") != std::string::npos);
     REQUIRE(md.find("fgsm worst") != std::string::npos);
@@ -86,7 +86,7 @@ TEST_CASE("study: two arms trained, audited and compared; --resume skips the fin
     REQUIRE(log2.str().find("natural finished before; skipped") != std::string::npos);
     REQUIRE(log2.str().find("pgd_at finished before; skipped") != std::string::npos);
     REQUIRE(log2.str().find("epoch 1/") == std::string::npos);   // nothing trained again
-    REQUIRE(summary_table(eval::read_file_text((fs::path(out) / "summary.md").string())) == summary_table(md));
+    REQUIRE(summary_table(util::read_file_text((fs::path(out) / "summary.md").string())) == summary_table(md));
 
     // Half done: the second arm's results gone — only it runs again.
     fs::remove_all(fs::path(out) / "pgd_at" / "eval_last");
@@ -94,7 +94,7 @@ TEST_CASE("study: two arms trained, audited and compared; --resume skips the fin
     REQUIRE(study::run_study(s, again, log3) == 0);
     REQUIRE(log3.str().find("natural finished before; skipped") != std::string::npos);
     REQUIRE(log3.str().find("== run 2/2: pgd_at (pgd_at)") != std::string::npos);
-    REQUIRE(summary_table(eval::read_file_text((fs::path(out) / "summary.md").string())) == summary_table(md));
+    REQUIRE(summary_table(util::read_file_text((fs::path(out) / "summary.md").string())) == summary_table(md));
 }
 
 TEST_CASE("study: the CPU estimate times a few steps of the first adversarial arm and leaves nothing behind", "[study]") {
@@ -204,6 +204,6 @@ TEST_CASE("study: any_started sees a job's folder with its job.json", "[study]")
     REQUIRE(!study::any_started({(out / "natural").string()}));
     fs::create_directories(out / "natural");
     REQUIRE(!study::any_started({(out / "natural").string()}));   // an empty folder: nothing started
-    eval::write_file_atomic((out / "natural" / "job.json").string(), "{}");
+    util::write_file_atomic((out / "natural" / "job.json").string(), "{}");
     REQUIRE(study::any_started({(out / "pgd_at").string(), (out / "natural").string()}));
 }

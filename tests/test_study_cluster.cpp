@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "report/subprocess.h"
 #include "study/job_lock.h"
 #include "study/study.h"
@@ -133,11 +133,11 @@ TEST_CASE("study jobs: the lock is exclusive, released on exit, taken over from 
     const pid_t child = fork();
     if (child == 0) _exit(0);
     waitpid(child, nullptr, 0);
-    cw::eval::write_file_atomic((dir / ".lock").string(), std::to_string(child) + " " + study::this_host() + "\n");
+    cw::util::write_file_atomic((dir / ".lock").string(), std::to_string(child) + " " + study::this_host() + "\n");
     REQUIRE(!study::live_lock_holder(dir.string()));
     { study::JobLock taken(dir.string(), "job a"); }
     // Another host's lock cannot be checked from here: refused, naming the host.
-    cw::eval::write_file_atomic((dir / ".lock").string(), "1 some-other-host\n");
+    cw::util::write_file_atomic((dir / ".lock").string(), "1 some-other-host\n");
     REQUIRE_THROWS_WITH(study::JobLock(dir.string(), "job a"), Catch::Contains("on some-other-host"));
     fs::remove_all(dir);
 }

@@ -8,7 +8,7 @@
 #include <csignal>
 #include <filesystem>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "report/gnuplot.h"
 #include "tests/skip.h"
 #include "tests/test_experiments_util.h"

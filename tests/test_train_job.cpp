@@ -1,4 +1,4 @@
-// A whole training job (train/job.h, what `train` and `quickstart` run) on a few hundred real Fashion-MNIST images:
+// A whole training job (jobs/job.h, what `train` and `quickstart` run) on a few hundred real Fashion-MNIST images:
 // the files it writes and what is in them, per-class rows of the validation split, the final evaluation, and bad
 // flag values. Skips without the dataset-fashion-mnist package.
 #include <catch2/catch.hpp>
@@ -12,7 +12,7 @@
 #include "tests/test_nn_util.h"
 #include "nn/checkpoint.h"
 #include "nn/model_registry.h"
-#include "train/job.h"
+#include "jobs/job.h"
 
 using namespace cw;
 using cw_nn_test::ScratchDir;

@@ -18,8 +18,9 @@
 #include "train/class_stats.h"
 #include "train/csv_rows.h"
 #include "train/step_audit.h"
-#include "train/methods/registry.h"
+#include "jobs/registry.h"
 #include "train/trainer.h"
+#include "util/csv.h"
 
 using namespace cw;
 using namespace cw::train;
@@ -433,8 +434,8 @@ TEST_CASE("training CSVs: a resumed run cuts the file back to the resumed epoch"
     CHECK(cw_train_test::file_text(path) == "epoch,eval,overall,extra\n");
     keep_rows_up_to(path, "epoch,eval,overall,extra", -1);
     CHECK(cw_train_test::file_text(path) == "epoch,eval,overall,extra\n");
-    CHECK(csv_field("Speed limit (20km/h)") == "Speed limit (20km/h)");
-    CHECK(csv_field("a,b \"c\"") == "\"a,b \"\"c\"\"\"");
+    CHECK(util::csv_field("Speed limit (20km/h)") == "Speed limit (20km/h)");
+    CHECK(util::csv_field("a,b \"c\"") == "\"a,b \"\"c\"\"\"");
 }
 
 TEST_CASE("trainer: FAWA averages an epoch in only when its worst validation class clears the threshold", "[train]") {

@@ -13,7 +13,7 @@
 #include "tests/fixture_file.h"
 #include "tests/test_nn_util.h"
 #include "tests/test_train_methods_util.h"
-#include "train/methods/registry.h"
+#include "jobs/registry.h"
 #include "train/methods/mart.h"
 #include "train/methods/trades.h"
 #include "train/methods/method_util.h"

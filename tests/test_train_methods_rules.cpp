@@ -15,7 +15,7 @@
 #include "train/methods/fgsm_rs.h"
 #include "train/methods/mart.h"
 #include "train/methods/method_util.h"
-#include "train/methods/registry.h"
+#include "jobs/registry.h"
 #include "train/methods/trades.h"
 
 using namespace cw;

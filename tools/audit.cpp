@@ -1,6 +1,6 @@
-// audit: evaluate a checkpoint under a list of attacks, class by class (see eval/audit.h for the flags).
+// audit: evaluate a checkpoint under a list of attacks, class by class (see jobs/audit.h for the flags).
 #include <iostream>
 
-#include "eval/audit.h"
+#include "jobs/audit.h"
 
 int main(int argc, char** argv) { return cw::eval::audit_main(argc, argv, std::cout, std::cerr); }

@@ -16,8 +16,8 @@
 #include <sstream>
 
 #include "cli/common_flags.h"
-#include "eval/atomic_file.h"
-#include "fairness/agreement.h"
+#include "util/atomic_file.h"
+#include "eval/agreement.h"
 #include "report/claims.h"
 
 namespace {
@@ -43,7 +43,7 @@ double max_of(const std::vector<double>& v) { return v.empty() ? NAN : *std::max
 std::map<std::string, Eval> load_results(const fs::path& file, std::vector<std::string>& classes) {
     json j;
     try {
-        j = json::parse(cw::eval::read_file_text(file.string()));
+        j = json::parse(cw::util::read_file_text(file.string()));
     } catch (const json::exception& e) {
         throw std::runtime_error(file.string() + ": not a results.json (" + e.what() + ")");
     }
@@ -380,7 +380,7 @@ int main(int argc, char** argv) {
         for (const auto& d : datasets) pilot_section(md, fs::path(results) / "pilot", d);
         for (const auto& d : datasets) dataset_section(md, results, d);
         if (common.out == "-") std::cout << md.str();
-        else eval::write_file_atomic(common.out, md.str());
+        else util::write_file_atomic(common.out, md.str());
         return 0;
     });
 }

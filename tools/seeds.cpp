@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/common_flags.h"
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "report/seed_table.h"
 
 namespace {
@@ -24,7 +24,7 @@ using nlohmann::json;
 
 json read_json(const std::filesystem::path& p) {
     try {
-        return json::parse(cw::eval::read_file_text(p.string()));
+        return json::parse(cw::util::read_file_text(p.string()));
     } catch (const json::exception& e) {
         throw std::runtime_error(p.string() + ": not JSON (" + e.what() + ")");
     }
@@ -100,9 +100,9 @@ int main(int argc, char** argv) {
         const std::string md = report::seed_table(seeds, summary);
         std::cout << md;
         if (!common.out.empty()) {
-            eval::write_file_atomic((std::filesystem::path(common.out) / "seeds.md").string(), md);
+            util::write_file_atomic((std::filesystem::path(common.out) / "seeds.md").string(), md);
             summary["runs"] = runs;
-            eval::write_file_atomic((std::filesystem::path(common.out) / "seeds.json").string(), summary.dump(2) + "\n");
+            util::write_file_atomic((std::filesystem::path(common.out) / "seeds.json").string(), summary.dump(2) + "\n");
         }
         return 0;
     });

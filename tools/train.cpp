@@ -1,12 +1,12 @@
 // train: adversarial (or natural) training with any method, dataset and architecture, evaluated class by class
-// every epoch and at the end. Everything is a flag; see train/job.h for the output folder.
+// every epoch and at the end. Everything is a flag; see jobs/job.h for the output folder.
 //
 //   build/tools/train --dataset cifar10 --method trades --epochs 100 --out runs/trades
 //   build/tools/train --dataset gtsrb32 --method pgd_at --epochs 5 --train-n 5000 --out runs/gtsrb --resume
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "train/job.h"
+#include "jobs/job.h"
 
 int main(int argc, char** argv) {
     using namespace cw;

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 
 namespace cw::train {
 
@@ -20,14 +20,7 @@ void keep_rows_up_to(const std::string& path, const std::string& header, int64_t
             if (end != line.c_str() && *end == ',' && key <= keep_up_to) kept += line + "\n";
         }
     }
-    eval::write_file_atomic(path, kept);
-}
-
-std::string csv_field(const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
+    util::write_file_atomic(path, kept);
 }
 
 }  // namespace cw::train

@@ -11,7 +11,4 @@ namespace cw::train {
 // or the existing header differs), rewriting it atomically.
 void keep_rows_up_to(const std::string& path, const std::string& header, int64_t keep_up_to);
 
-// A CSV field: quoted (with doubled quotes) if it holds a comma, a quote or a newline.
-std::string csv_field(const std::string& s);
-
 }  // namespace cw::train

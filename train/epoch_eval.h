@@ -9,7 +9,7 @@
 
 #include "attacks/attack.h"
 #include "eval/evaluator.h"
-#include "fairness/metrics.h"
+#include "eval/class_metrics.h"
 #include "nn/module.h"
 
 namespace cw::train {

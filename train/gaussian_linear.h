@@ -19,7 +19,7 @@
 #include "datasets/gaussian_mixture.h"
 #include "engine/device.h"
 #include "eval/eval_records.h"
-#include "fairness/gaussian_theory.h"
+#include "datasets/gaussian_theory.h"
 
 namespace cw::train {
 

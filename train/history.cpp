@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "train/csv_rows.h"
+#include "util/csv.h"
 
 namespace cw::train {
 
@@ -31,13 +32,13 @@ void flush_checked(std::ofstream& out, const std::string& path) {
 HistoryCsv::HistoryCsv(const std::string& path, const std::vector<std::string>& class_names, int64_t resume_epoch)
     : path_(path) {
     std::string header = "epoch,eval,overall";
-    for (const auto& c : class_names) header += "," + csv_field(c);
+    for (const auto& c : class_names) header += "," + util::csv_field(c);
     keep_rows_up_to(path_, header, resume_epoch);
     open_append(out_, path_);
 }
 
 void HistoryCsv::row(int64_t epoch, const std::string& eval, double overall, const std::vector<double>& per_class) {
-    std::string line = std::to_string(epoch) + "," + csv_field(eval) + "," + number(overall);
+    std::string line = std::to_string(epoch) + "," + util::csv_field(eval) + "," + number(overall);
     for (double v : per_class) line += "," + number(v);
     out_ << line << "\n";
     flush_checked(out_, path_);

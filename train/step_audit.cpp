@@ -7,6 +7,7 @@
 
 #include "engine/ops.h"
 #include "train/csv_rows.h"
+#include "util/csv.h"
 
 namespace cw::train {
 
@@ -104,7 +105,7 @@ void StepsCsv::write(int64_t step, int64_t epoch, int64_t batch, double lr, cons
     s << "\n";
     for (size_t k = 0; k < shares.classes.size(); ++k) {
         const ClassShare& c = shares.classes[k];
-        s << prefix << lr << "," << k << "," << csv_field(k < class_names_.size() ? class_names_[k] : std::to_string(k))
+        s << prefix << lr << "," << k << "," << util::csv_field(k < class_names_.size() ? class_names_[k] : std::to_string(k))
           << "," << c.n << "," << c.loss << ",";
         if (c.n > 0) s << c.loss / static_cast<double>(c.n) * static_cast<double>(batch_size);
         s << "," << c.grad_norm << "," << c.cosine;

@@ -9,7 +9,7 @@
 
 #include "attacks/registry.h"
 #include "engine/autograd.h"
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "nn/ema.h"
 #include "nn/progress.h"
 #include "nn/training_state.h"
@@ -281,7 +281,7 @@ struct Trainer::Impl {
         if (c.ema.every == "fawa")
             j["fawa"] = {{"threshold", c.ema.fawa_threshold}, {"accepted", fawa_accepted}, {"rejected", fawa_rejected}};
         j["last"] = {{"epoch", epoch}, {"path", path("last.safetensors")}};
-        eval::write_file_atomic(path("selection.json"), j.dump(2) + "\n");
+        util::write_file_atomic(path("selection.json"), j.dump(2) + "\n");
     }
 
     TrainResult run() {

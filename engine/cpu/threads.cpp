@@ -31,6 +31,7 @@
 
 #include "engine/cpu/cpu_backend.h"
 #include "engine/error.h"
+#include "engine/threads.h"
 
 namespace cw {
 
@@ -123,9 +124,15 @@ void configure_cpu_threads() {
 void set_cpu_threads(int n) {
     if (n < 1 || n > kMaxCpuThreads)
         throw Error("set_cpu_threads: " + std::to_string(n) + " threads, expected 1 to " + std::to_string(kMaxCpuThreads));
+    cpu_backend();   // the environment's size first: otherwise the first op (or worker_threads) would undo this one
     omp_set_num_threads(n);
 }
 
 int cpu_threads() { return omp_get_max_threads(); }
+
+int worker_threads() {
+    cpu_backend();   // configures the team once (configure_cpu_threads), as the first op would
+    return cpu_threads();
+}
 
 }  // namespace cw

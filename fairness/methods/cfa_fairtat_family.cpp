@@ -3,7 +3,7 @@
 
 #include "fairness/methods/cfa.h"
 #include "fairness/methods/fair_tat.h"
-#include "train/methods/family.h"
+#include "fairness/methods/families.h"
 #include "train/methods/flag_choice.h"
 
 namespace cw::train {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "fairness/methods/dafa_options.h"
+#include "train/methods/dafa_options.h"
 #include "nn/checkpoint.h"
 
 namespace cw::train {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "fairness/methods/dafa_options.h"
+#include "train/methods/dafa_options.h"
 
 namespace cw::train {
 

@@ -1,7 +1,7 @@
 #include <CLI/CLI.hpp>
 
 #include "fairness/methods/faal.h"
-#include "train/methods/family.h"
+#include "fairness/methods/families.h"
 
 namespace cw::train {
 

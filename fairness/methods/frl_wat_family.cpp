@@ -3,7 +3,7 @@
 #include "fairness/methods/frl.h"
 #include "fairness/methods/frl_baseline_rw.h"
 #include "fairness/methods/wat.h"
-#include "train/methods/family.h"
+#include "fairness/methods/families.h"
 
 namespace cw::train {
 

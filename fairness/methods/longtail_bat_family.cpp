@@ -2,7 +2,7 @@
 
 #include "fairness/methods/bat.h"
 #include "fairness/methods/longtail_at.h"
-#include "train/methods/family.h"
+#include "fairness/methods/families.h"
 
 namespace cw::train {
 

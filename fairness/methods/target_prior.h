@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "engine/rng.h"
-#include "fairness/methods/cfa_options.h"
+#include "train/methods/cfa_options.h"
 
 namespace cw::train {
 

@@ -1,7 +1,8 @@
 #pragma once
 // A family of training methods registered by name: the baselines (train/methods/), and the fair methods of
 // fairness/methods/ (CFA + FAIR-TAT, FRL + WAT, long-tail remedies + BAT). Each family owns its names, its factory
-// and its flags, so a new family is one new file plus one line in method_families().
+// and its flags, so a new family is one new file plus one line in method_families() (jobs/families.cpp, the one
+// place above both train/ and fairness/ that knows every family).
 #include <functional>
 #include <string>
 #include <vector>
@@ -23,15 +24,8 @@ struct MethodFamily {
     std::function<void(CLI::App& app, MethodOptions& options)> add_flags;   // may be empty
 };
 
-// Every family, in --help order. Defined in train/methods/families.cpp.
-const std::vector<MethodFamily>& method_families();
-
-// The families themselves, each defined beside its methods.
-MethodFamily baseline_family();                  // train/methods/registry.cpp
-MethodFamily cfa_fairtat_family();               // fairness/methods/cfa_fairtat_family.cpp
-MethodFamily frl_wat_family();                   // fairness/methods/frl_wat_family.cpp
-MethodFamily longtail_bat_family();              // fairness/methods/longtail_bat_family.cpp
-MethodFamily dafa_trix_family();                 // fairness/methods/dafa_trix_family.cpp
-MethodFamily faal_family();                      // fairness/methods/faal_family.cpp
+// The baselines: natural, pgd_at, fgsm_rs, trades, fat, mart (train/methods/baseline_family.cpp). The fair
+// methods' families are declared in fairness/methods/families.h.
+MethodFamily baseline_family();
 
 }  // namespace cw::train

@@ -5,11 +5,13 @@
 #include <vector>
 
 #include "attacks/early_stop_pgd.h"
-#include "fairness/methods/cfa_options.h"
-#include "fairness/methods/dafa_options.h"
-#include "fairness/methods/faal_options.h"
-#include "fairness/methods/frl_options.h"
-#include "fairness/methods/longtail_options.h"
+// The fair methods' settings are plain data kept here, beside the one struct the command line fills, so that the
+// baselines and fairness/methods/ (one layer up) both see it; the methods themselves stay in fairness/methods/.
+#include "train/methods/cfa_options.h"
+#include "train/methods/dafa_options.h"
+#include "train/methods/faal_options.h"
+#include "train/methods/frl_options.h"
+#include "train/methods/longtail_options.h"
 #include "train/method.h"
 
 namespace cw::train {

@@ -1,4 +1,4 @@
-#include "fairness/gaussian_comparison.h"
+#include "datasets/gaussian_comparison.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,5 +1,6 @@
 #pragma once
-// The baseline training methods by name: natural, pgd_at, fgsm_rs, trades, fat, mart (docs/protocols/training.md §4–§9).
+// Every training method by name: the baselines (train/methods/) and the fair methods (fairness/methods/), one
+// family each (train/methods/family.h). It sits above both folders because it is the one place that knows them all.
 //
 //   MethodOptions o;  o.eps = 8.f / 255;                 // the caller owns ε (per-dataset default)
 //   add_method_flags(app, o);                             // --alpha, --attack-steps, --beta, --trades-form ...
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "train/method.h"
+#include "train/methods/family.h"
 #include "train/methods/method_options.h"
 
 namespace CLI {
@@ -17,6 +19,9 @@ class App;
 }
 
 namespace cw::train {
+
+// Every family, in --help order (jobs/families.cpp).
+const std::vector<MethodFamily>& method_families();
 
 // Throws std::invalid_argument naming the method and listing the known names, or naming a bad setting.
 MethodPtr make_method(const std::string& name, const MethodOptions& options);

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "fairness/metrics.h"
+#include "eval/class_metrics.h"
 
 namespace cw::fairness {
 

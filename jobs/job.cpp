@@ -1,4 +1,4 @@
-#include "train/job.h"
+#include "jobs/job.h"
 
 #include <CLI/CLI.hpp>
 #include <cmath>
@@ -16,9 +16,9 @@
 #include "datasets/dataset.h"
 #include "datasets/registry.h"
 #include "datasets/splits.h"
-#include "eval/atomic_file.h"
+#include "util/atomic_file.h"
 #include "report/run_page.h"
-#include "eval/audit.h"
+#include "jobs/audit.h"
 #include "eval/corruption_eval.h"
 #include "eval/corruption_set.h"
 #include "eval/evaluator.h"
@@ -27,6 +27,7 @@
 #include "nn/safetensors.h"
 #include "train/methods/method_util.h"
 #include "train/stop_signal.h"
+#include "util/split_list.h"
 
 namespace cw::train {
 
@@ -377,7 +378,7 @@ int run_job_signalled(JobConfig& job, std::ostream& out) {
                                {"test_images", test_idx.size()}, {"seed", common.seed}, {"device", device.str()},
                                {"ema", tc.ema.every}, {"audit_steps", tc.audit_steps}, {"init", job.init},
                                {"command_line", common.command_line}};
-    eval::write_file_atomic((std::filesystem::path(common.out) / "job.json").string(), resolved.dump(2) + "\n");
+    util::write_file_atomic((std::filesystem::path(common.out) / "job.json").string(), resolved.dump(2) + "\n");
     out << "model: " << arch << " (" << model->num_parameters() << " parameters) on " << device.str() << "; eps "
         << over_255(eps) << "; per-epoch evaluation: clean and pgd" << tc.eval_steps << " (alpha eps/4)\n";
 
@@ -390,14 +391,14 @@ int run_job_signalled(JobConfig& job, std::ostream& out) {
     ao.alpha = eps / 4;
     std::vector<std::unique_ptr<attacks::Attack>> attack_objs;
     std::vector<attacks::Attack*> attack_list;
-    for (const auto& name : cli::split_list(job.final_attacks)) {
+    for (const auto& name : util::split_list(job.final_attacks)) {
         if (name == "clean") continue;
         attack_objs.push_back(attacks::make_attack(name, ao));
         attack_objs.back()->set_log(&out);
         attack_list.push_back(attack_objs.back().get());
     }
     std::map<std::string, std::string> evaluated;   // "<ema?>:<epoch>" → the checkpoint evaluated for it
-    for (const auto& which : cli::split_list(job.final_checkpoints)) {
+    for (const auto& which : util::split_list(job.final_checkpoints)) {
         const std::string file = (std::filesystem::path(common.out) / (which + ".safetensors")).string();
         if (!std::filesystem::exists(file)) {
             out << "final evaluation: no " << file << " (" << which << " needs "

@@ -1,4 +1,4 @@
-#include "fairness/metrics.h"
+#include "eval/class_metrics.h"
 
 #include <algorithm>
 #include <cmath>

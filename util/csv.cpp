@@ -1,9 +1,16 @@
-#include "report/csv_table.h"
+#include "util/csv.h"
 
 #include <cmath>
 #include <stdexcept>
 
-namespace cw::report {
+namespace cw::util {
+
+std::string csv_field(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+}
 
 int CsvTable::column(const std::string& name) const {
     for (size_t i = 0; i < header.size(); ++i)
@@ -76,4 +83,4 @@ double csv_number(const std::string& field, const std::string& source) {
     return v;
 }
 
-}  // namespace cw::report
+}  // namespace cw::util

@@ -1,4 +1,4 @@
-#include "eval/audit.h"
+#include "jobs/audit.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -16,6 +16,7 @@
 #include "datasets/dataset.h"
 #include "datasets/registry.h"
 #include "nn/checkpoint.h"
+#include "util/split_list.h"
 
 namespace cw::eval {
 
@@ -96,7 +97,7 @@ int run(const Args& a, std::ostream& out) {
     ao.eps = eps;
     ao.alpha = alpha;
     std::vector<std::unique_ptr<attacks::Attack>> attacks;
-    for (const std::string& name : cli::split_list(a.attacks)) {
+    for (const std::string& name : util::split_list(a.attacks)) {
         if (name == "clean") continue;   // always evaluated
         attacks.push_back(with_flag("--attacks", [&] { return attacks::make_attack(name, ao); }));
     }

@@ -12,7 +12,7 @@
 
 #include "cli/common_flags.h"
 #include "datasets/dataset.h"
-#include "train/methods/registry.h"
+#include "jobs/registry.h"
 #include "train/trainer.h"
 
 namespace CLI {

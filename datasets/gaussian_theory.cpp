@@ -1,4 +1,4 @@
-#include "fairness/gaussian_theory.h"
+#include "datasets/gaussian_theory.h"
 
 #include <cmath>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "fairness/agreement.h"
+#include "eval/agreement.h"
 
 #include <algorithm>
 #include <cmath>

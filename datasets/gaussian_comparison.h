@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "fairness/gaussian_theory.h"
+#include "datasets/gaussian_theory.h"
 
 namespace cw::fairness {
 

@@ -1,10 +1,14 @@
 #pragma once
-// The training CSV files (history.csv, steps.csv, train_log.csv) read back as tables of strings: a header and rows,
-// with quoted fields (a class name holding a comma is written quoted, train/csv_rows.h) unquoted again.
+// CSV as the project writes it (history.csv, steps.csv, train_log.csv, the protocols' tables): fields quoted only
+// when they must be (a class name holding a comma), and read back as tables of strings, the quotes undone.
 #include <string>
 #include <vector>
 
-namespace cw::report {
+namespace cw::util {
+
+// A CSV field: quoted (with doubled quotes) if it holds a comma, a quote or a newline.
+std::string csv_field(const std::string& s);
+
 
 struct CsvTable {
     std::vector<std::string> header;
@@ -21,4 +25,4 @@ CsvTable parse_csv(const std::string& text, const std::string& source);
 // A number field: NaN for an empty field; throws naming `source` for anything that is not a number.
 double csv_number(const std::string& field, const std::string& source);
 
-}  // namespace cw::report
+}  // namespace cw::util

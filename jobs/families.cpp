@@ -1,3 +1,5 @@
+#include "fairness/methods/families.h"
+#include "jobs/registry.h"
 #include "train/methods/family.h"
 
 namespace cw::train {
