@@ -64,7 +64,8 @@ int parse(CLI::App& app, int argc, const char* const* argv, CommonFlags& f, cons
     f.command_line = shell_command_line(argc, argv);
     try {
         app.parse(argc, argv);
-        if (f.quick && !spec.quick_preset.empty()) apply_quick_preset(app, spec, out);
+        // On `err`: stdout may be data (--list-jobs prints job ids for `parallel`, --print-config the options).
+        if (f.quick && !spec.quick_preset.empty()) apply_quick_preset(app, spec, err);
     } catch (const CLI::CallForHelp&) {
         out << app.help();
         return 0;
