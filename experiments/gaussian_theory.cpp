@@ -86,8 +86,8 @@ int summarise(const GaussianConfig& c, const cli::CommonFlags& common, const Fin
                                        : "eps (adversarial training radius; test radius eps0 fixed)";
             for (double x : xs) {
                 const fairness::GaussianTheoryParams p = protocols::sweep_point(c, sweep, x);
-                const std::string nat = "K" + protocols::tag(p.data.K) + "_natural";
-                const std::string adv = "K" + protocols::tag(p.data.K) + "_eps" + protocols::tag(p.eps) + "_adversarial";
+                const std::string nat = protocols::model_name(p.data.K, false);
+                const std::string adv = protocols::model_name(p.data.K, true, p.eps);
                 if (!models.count(nat) || !models.count(adv)) {
                     out << "sweep " << plot.name << " at " << protocols::tag(x) << ": no row yet (" << nat << " and "
                         << adv << " must both have finished)\n";

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <csignal>
-#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -18,12 +17,6 @@ namespace cw::protocols {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string fmt_number(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.4g", v);
-    return buf;
-}
 
 std::vector<int64_t> feature_indices(const data::Dataset& train, int64_t n) {
     if (n <= 0) {
@@ -113,7 +106,7 @@ study::Work feature_set_work(const FeatureSetSpec& spec, const std::string& sour
         o.resume = run.common.resume;
         o.log = &out;
         o.source = source;
-        out << idx.size() << " images, " << o.steps << " steps of " << fmt_number(o.step_size) << " from " << source << "\n";
+        out << idx.size() << " images, " << o.steps << " steps of " << o.step_size << " from " << source << "\n";
         auto model = source_model(flag, source, train, resolve_device(run.common.device, false));
         const FeatureSetSummary s = build_feature_dataset(*model, train, idx, set_file(run.dir), o);
         if (!s.finished) return train::stop_requested() == SIGTERM ? 143 : 130;

@@ -69,14 +69,18 @@ std::string tag(double v) {
     return os.str();
 }
 
+std::string model_name(double K, bool adversarial, double eps) {
+    return "K" + tag(K) + (adversarial ? "_eps" + tag(eps) + "_adversarial" : "_natural");
+}
+
 std::vector<GaussianModel> gaussian_models(const GaussianConfig& c) {
     std::map<double, std::set<double>> adversarial_eps;   // K -> the training radii needed there
     for (double K : parse_sweep("--k-sweep", c.k_sweep)) adversarial_eps[K].insert(c.eps);
     for (double e : parse_sweep("--eps-sweep", c.eps_sweep)) adversarial_eps[c.K].insert(e);
     std::vector<GaussianModel> models;
     for (const auto& [K, radii] : adversarial_eps) {
-        models.push_back({"K" + tag(K) + "_natural", K, false, 0});
-        for (double e : radii) models.push_back({"K" + tag(K) + "_eps" + tag(e) + "_adversarial", K, true, e});
+        models.push_back({model_name(K, false), K, false, 0});
+        for (double e : radii) models.push_back({model_name(K, true, e), K, true, e});
     }
     return models;
 }

@@ -59,6 +59,9 @@ struct GaussianModel {
     double eps = 0;             // the training radius (adversarial)
 };
 
+// "K2_natural", "K2_eps0.5_adversarial": a model's name, its job's id and folder.
+std::string model_name(double K, bool adversarial, double eps = 0);
+
 // Every model the sweeps need, K by K (natural first), each once.
 std::vector<GaussianModel> gaussian_models(const GaussianConfig& c);
 

@@ -71,8 +71,8 @@ std::string data_and_model(const train::JobConfig& base);
 // checkpoint (a --resume skips a finished arm); for a work arm, when its work says so.
 bool arm_finished(const Arm& arm, const std::string& arm_dir);
 
-// Runs one arm into `dir` with the study's common flags (the arm keeps its own epochs and seed when `own_seed`:
-// a grid cell's seed is its own). With common.resume a finished arm is skipped (returns 0, says so) and a
+// Runs one arm into `dir` with the study's common flags (the arm keeps its own epochs, and its own seed when
+// `own_seed`: a job of --seeds trains with --seed + k). With common.resume a finished arm is skipped (returns 0, says so) and a
 // half-done one continues. Returns run_job's code.
 int run_arm(const Arm& arm, const cli::CommonFlags& common, const std::string& dir, std::ostream& out,
             bool own_seed = false);
