@@ -102,7 +102,9 @@ bench: $(BENCH_BINS)
 	  { $(BUILD)/bench/bench_engine $(BENCH_FLAGS) --workloads $(BENCH_WORKLOADS) || echo "bench_engine failed: $$?"; } \
 	  | tee $(BUILD)/bench/engine.txt; ! grep -q '^bench_engine failed' $(BUILD)/bench/engine.txt
 	@echo "== tools/bench_pytorch_cpu.py"; \
-	  tools/bench_pytorch_cpu.py $(BENCH_FLAGS) --workloads $(BENCH_WORKLOADS) --ours $(BUILD)/bench/engine.txt
+	  if [ -x /usr/bin/python3 ]; then \
+	    tools/bench_pytorch_cpu.py $(BENCH_FLAGS) --workloads $(BENCH_WORKLOADS) --ours $(BUILD)/bench/engine.txt; \
+	  else echo "PyTorch comparison skipped: no /usr/bin/python3"; fi
 
 # ---- fuzzing (clang + libFuzzer + ASan/UBSan) -----------------------------------------------------------
 FUZZ_CXX ?= clang++
