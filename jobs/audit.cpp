@@ -15,6 +15,7 @@
 #include "datasets/batch.h"
 #include "datasets/dataset.h"
 #include "datasets/registry.h"
+#include "jobs/job.h"
 #include "nn/checkpoint.h"
 #include "util/split_list.h"
 
@@ -45,6 +46,7 @@ float parse_fraction(const std::string& flag, const std::string& text) {
 namespace {
 struct Args {
     std::string arch, weights, dataset, split = "test", data_dir, attacks = "clean,pgd20,autoattack";
+    std::string classes = "all";   // the classes the model was trained on: all, or top:K as `train --classes`
     std::string eps = "8/255", alpha = "2/255";
     std::string corruptions, corruption_severities = "1,2,3,4,5";   // empty: no corruption evaluation
     int64_t n = -1, batch_size = 250;
@@ -63,7 +65,8 @@ auto with_flag(const std::string& flag, F f) -> decltype(f()) {
     }
 }
 
-std::shared_ptr<nn::Module> load_model(const Args& a, const nn::Metadata& md, const data::DatasetInfo& info) {
+std::shared_ptr<nn::Module> load_model(const Args& a, const nn::Metadata& md, const data::DatasetInfo& info,
+                                       int num_classes) {
     nn::ModelSpec spec;
     if (md.count("arch")) {
         spec = nn::model_spec_from_metadata(md);
@@ -74,13 +77,17 @@ std::shared_ptr<nn::Module> load_model(const Args& a, const nn::Metadata& md, co
             throw std::runtime_error("--arch: the checkpoint has no architecture metadata; name it with --arch");
         // No metadata: the dataset's geometry, no normalisation (the checkpoint cannot tell us any).
         spec.arch = a.arch;
-        spec.config.num_classes = info.num_classes;
+        spec.config.num_classes = num_classes;
         spec.config.in_channels = info.channels;
         spec.config.input_size = info.height;
     }
-    if (spec.config.num_classes != info.num_classes)
+    if (spec.config.num_classes != num_classes)
         throw std::runtime_error("--weights: the model has " + std::to_string(spec.config.num_classes) +
-                                 " classes, dataset " + info.name + " has " + std::to_string(info.num_classes));
+                                 " classes, dataset " + info.name +
+                                 (a.classes == "all" ? "" : " (--classes " + a.classes + ")") + " has " +
+                                 std::to_string(num_classes) +
+                                 (a.classes == "all" && spec.config.num_classes < num_classes
+                                      ? " (a model trained with --classes top:K needs --classes top:K)" : ""));
     auto model = with_flag("--arch", [&] { return nn::make_model(spec.arch, spec.config); });
     nn::load_model(*model, a.weights);
     return model;
@@ -121,7 +128,8 @@ int run(const Args& a, std::ostream& out) {
     }
     const auto dataset = std::make_shared<data::Dataset>(
         with_flag("--dataset", [&] { return data::load_dataset(a.dataset, a.split, a.common.data_dir); }));
-    auto model = with_flag("--weights", [&] { return load_model(a, md, info); });
+    with_flag("--classes", [&] { train::keep_job_classes("--classes", a.classes, a.dataset, a.common.data_dir, *dataset); });
+    auto model = with_flag("--weights", [&] { return load_model(a, md, info, static_cast<int>(dataset->num_classes())); });
     model->to(device);
     model->eval();
 
@@ -200,6 +208,10 @@ int audit_main(int argc, const char* const* argv, std::ostream& out, std::ostrea
     app.add_option("--weights", a.weights, "model checkpoint (.safetensors), required");
     app.add_option("--dataset", a.dataset, "dataset name (mnist, cifar10, ...), required");
     app.add_option("--split", a.split, "dataset split")->capture_default_str();
+    app.add_option("--classes", a.classes,
+                   "the classes the model was trained on: all, or top:K (the K with the most training images, "
+                   "relabelled as train --classes top:K does)")
+        ->capture_default_str();
     app.add_option("--attacks", a.attacks, "comma-separated: clean,fgsm,pgd20,cw20,apgd-ce,apgd-t,fab-t,square5000,autoattack")
         ->capture_default_str();
     app.add_option("--eps", a.eps, "radius, a fraction like 8/255 or a number")->capture_default_str();

@@ -114,6 +114,14 @@ int classes_kept(const std::string& flag, const std::string& rule, int num_class
     return static_cast<int>(k);
 }
 
+void keep_job_classes(const std::string& flag, const std::string& rule, const std::string& dataset,
+                      const std::string& data_dir, data::Dataset& d) {
+    const int k = classes_kept(flag, rule, d.num_classes());
+    if (k == 0) return;
+    // The job ranks the classes by their training images; so must we, to keep the same classes in its order.
+    const data::Dataset train = data::load_dataset(dataset, data::dataset_info(dataset).train_split, data_dir);
+    d = data::select_classes(d, data::most_frequent_classes(train.labels, train.num_classes(), k));
+}
 
 data::Dataset read_train_file(const std::string& path, const data::Dataset& like) {
     const auto fail = [&](const std::string& why) { return std::invalid_argument("--train-file " + path + ": " + why); };

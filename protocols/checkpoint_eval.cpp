@@ -39,11 +39,7 @@ nlohmann::json evaluate_checkpoint(const CheckpointEval& c, std::ostream& log) {
 
     const data::DatasetInfo& info = data::dataset_info(dataset);
     auto test = std::make_shared<data::Dataset>(data::load_dataset(dataset, info.test_split, c.data_dir));
-    if (const int k = train::classes_kept("--classes", c.classes, test->num_classes()); k > 0) {
-        // The job ranks the classes by their training images; so must we, to keep the same classes in its order.
-        const data::Dataset train = data::load_dataset(dataset, info.train_split, c.data_dir);
-        *test = data::select_classes(*test, data::most_frequent_classes(train.labels, train.num_classes(), k));
-    }
+    train::keep_job_classes("--classes", c.classes, dataset, c.data_dir, *test);
     nn::LoadedModel loaded = nn::load_model_from_checkpoint(c.weights);
     const nn::ModelConfig& cfg = loaded.spec.config;
     if (cfg.num_classes != test->num_classes())

@@ -239,3 +239,72 @@ TEST_CASE("audit runs end to end on MNIST and resumes to the same results", "[at
     REQUIRE(third.err.find("different evaluation") != std::string::npos);
     fs::remove_all(dir);
 }
+
+TEST_CASE("audit --classes top:K evaluates the classes a job trained on, relabelled in the job's order",
+          "[attacks][real-data]") {
+    std::optional<data::Dataset> train, test;
+    try {
+        train = data::load_dataset("mnist", "train");
+        test = data::load_dataset("mnist", "test");
+    } catch (const data::DataError& e) {
+        if (std::string(e.what()).rfind("mnist: train-images-idx3-ubyte[.gz] not found", 0) != 0) throw;
+        CW_SKIP(std::string("MNIST not available: ") + e.what());
+    }
+    // MNIST's three most frequent training classes, counted here: 1 (6,742), 7 (6,265), 3 (6,131).
+    std::vector<int64_t> per_class(10, 0);
+    for (int64_t i = 0; i < train->size(); ++i) ++per_class[train->labels[i]];
+    REQUIRE(per_class[1] == 6742);
+    REQUIRE(per_class[7] == 6265);
+    REQUIRE(per_class[3] == 6131);
+    const std::vector<int> kept = {1, 7, 3};
+
+    const fs::path dir = fs::temp_directory_path() / ("cw_audit_classes_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    nn::ModelConfig cfg;
+    cfg.in_channels = 1;
+    cfg.input_size = 28;
+    cfg.num_classes = 3;
+    const auto saved_rng = global_rng().state();
+    manual_seed(5);
+    auto model = nn::make_model("lenet5", cfg);
+    global_rng().set_state(saved_rng);
+    const std::string weights = (dir / "three.safetensors").string();
+    nn::save_model(*model, weights, nn::checkpoint_metadata("lenet5", cfg, {"standard", 0.0, 5}));
+
+    const std::vector<std::string> base = {"--weights", weights, "--dataset", "mnist", "--attacks", "clean", "--n", "60",
+                                           "--device", "cpu", "--out", (dir / "out").string()};
+    SECTION("with --classes top:3") {
+        std::vector<std::string> args = base;
+        args.insert(args.end(), {"--classes", "top:3"});
+        const AuditRun run = audit(args);
+        INFO(run.out << run.err);
+        REQUIRE(run.rc == 0);
+        const auto results = nlohmann::json::parse(util::read_file_text((dir / "out/results.json").string()));
+        const std::vector<std::string> names = results["classes"];
+        REQUIRE(names == std::vector<std::string>{test->class_names[1], test->class_names[7], test->class_names[3]});
+        // The records: the first 60 test images of those classes, in test order, labelled 0, 1, 2 as 1, 7, 3.
+        const EvalRecords rec = parse_records_csv(util::read_file_text((dir / "out/records.csv").string()));
+        std::vector<int32_t> expected;
+        for (int64_t i = 0; i < test->size() && expected.size() < 60; ++i) {
+            const auto at = std::find(kept.begin(), kept.end(), test->labels[i]);
+            if (at != kept.end()) expected.push_back(static_cast<int32_t>(at - kept.begin()));
+        }
+        REQUIRE(rec.size() == 60);
+        REQUIRE(rec.label == expected);
+    }
+    SECTION("without --classes: one line saying which flag the 3-class model needs") {
+        const AuditRun run = audit(base);
+        REQUIRE(run.rc == 1);
+        CHECK(run.err == "audit: --weights: the model has 3 classes, dataset mnist has 10 (a model trained with "
+                         "--classes top:K needs --classes top:K)\n");
+    }
+    SECTION("a bad rule names --classes") {
+        std::vector<std::string> args = base;
+        args.insert(args.end(), {"--classes", "top:1"});
+        const AuditRun run = audit(args);
+        REQUIRE(run.rc == 1);
+        CHECK(run.err == "audit: --classes: expected all or top:K with 2 <= K <= 10, got 'top:1'\n");
+    }
+    fs::remove_all(dir);
+}

@@ -13,6 +13,7 @@
 #include "engine/ops.h"
 #include "fairness/methods/cfa.h"
 #include "tests/test_nn_util.h"
+#include "tests/test_band_trainer.h"
 #include "tests/test_train_methods_util.h"
 #include "jobs/registry.h"
 #include "train/trainer.h"
@@ -79,57 +80,17 @@ constexpr int kClasses = 3;
 }  // namespace
 
 // One toy training run of `name` through train::Trainer (3 epochs of 6 steps; class-wise values from epoch 2).
-struct TrainerRun {
-    MethodPtr method;
-    std::shared_ptr<nn::Module> model;
-    TrainResult result;
-};
-TrainerRun run_trainer(const std::string& name, const std::string& out, int64_t interrupt_after = -1,
-                       bool resume = false) {
-    TrainerRun r;
-    manual_seed(5);
-    auto data = cw_train_test::band_dataset(96, 11), test = cw_train_test::band_dataset(30, 12);
-    MethodOptions o;
-    o.eps = 0.15f;
-    o.steps = 3;
-    o.cfa.begin = 2;       // epoch 0 and 1 at ε, epoch 2 calibrated from epoch 1
-    o.cfa.tat_begin = 2;
-    r.method = make_method(name, o);
-    r.model = cw_train_test::band_model();
-    Rng loader_rng(6);
-    data::LoaderOptions lo;
-    lo.batch_size = 16;
-    data::Loader loader(data, lo, loader_rng);
-    TrainerConfig config;
-    config.epochs = 3;
-    config.recipe.lr = 0.05;
-    config.recipe.schedule = "cosine";
-    config.eval_eps = 0.15f;
-    config.eval_alpha = 0.06f;
-    config.eval_steps = 2;
-    config.out_dir = out;
-    config.seed = 5;
-    config.interrupt_after_steps = interrupt_after;
-    config.resume = resume;
-    TrainSetup s;
-    s.model = r.model;
-    s.method = r.method.get();
-    s.loader = &loader;
-    std::vector<int64_t> idx(30);
-    std::iota(idx.begin(), idx.end(), 0);
-    data::Batch b = data::make_batch(*test, idx);
-    s.evals = {{"test", eval::batches_from({{b.images, b.labels, b.indices}})}};
-    s.class_names = data->class_names;
-    s.model_metadata = {{"arch", "toy"}};
-    r.result = Trainer(s, config).run();
-    return r;
+cw_train_test::BandRun run_trainer(const std::string& name, const std::string& out, int64_t interrupt_after = -1,
+                                   bool resume = false) {
+    return cw_train_test::run_band_trainer(name, out, [&](MethodOptions& o, TrainerConfig& config) {
+        o.cfa.begin = 2;       // epoch 0 and 1 at ε, epoch 2 calibrated from epoch 1
+        o.cfa.tat_begin = 2;
+        config.recipe.schedule = "cosine";
+        config.interrupt_after_steps = interrupt_after;
+        config.resume = resume;
+    });
 }
-
-std::vector<std::vector<float>> parameter_values(nn::Module& m) {
-    std::vector<std::vector<float>> v;
-    for (auto* p : m.parameters()) v.push_back(p->to_vector());
-    return v;
-}
+using cw_train_test::parameter_values;
 
 TEST_CASE("cfa_at and fair_tat through train::Trainer: history.csv state rows are eps before begin, calibrated after",
           "[fair]") {
@@ -166,11 +127,11 @@ TEST_CASE("cfa_trades and fair_tat: a run interrupted after the calibration and 
     for (const std::string name : {"cfa_trades", "fair_tat"}) {
         DYNAMIC_SECTION(name) {
             cw_nn_test::ScratchDir straight_dir, cut_dir;
-            TrainerRun straight = run_trainer(name, straight_dir.path.string());
+            cw_train_test::BandRun straight = run_trainer(name, straight_dir.path.string());
             REQUIRE(straight.result.steps == 18);
             // Step 14: epoch 2, batch 2 — after the class-wise values changed at the end of epoch 1.
             REQUIRE(run_trainer(name, cut_dir.path.string(), 14).result.interrupted);
-            TrainerRun rest = run_trainer(name, cut_dir.path.string(), -1, true);
+            cw_train_test::BandRun rest = run_trainer(name, cut_dir.path.string(), -1, true);
             REQUIRE(rest.result.steps == 18);
             CHECK(rest.method->class_state() == straight.method->class_state());
             CHECK(parameter_values(*rest.model) == parameter_values(*straight.model));

@@ -14,6 +14,7 @@
 #include "fairness/methods/dafa_weights.h"
 #include "fairness/methods/trix.h"
 #include "tests/test_nn_util.h"
+#include "tests/test_band_trainer.h"
 #include "tests/test_train_methods_util.h"
 #include "train/methods/method_util.h"
 #include "jobs/registry.h"
@@ -256,59 +257,18 @@ TEST_CASE("trix: targeted samples descend CE toward their target, the others asc
 
 namespace {
 
-struct DafaRun {
-    MethodPtr method;
-    std::shared_ptr<nn::Module> model;
-    TrainResult result;
-};
-
 // 3 epochs of 6 steps on the band data; warm-up 2: epoch 1 records, epoch 2 trains with the weights.
-DafaRun run_dafa_trainer(const std::string& name, const std::string& out, int64_t interrupt_after = -1,
-                         bool resume = false) {
-    DafaRun r;
-    manual_seed(5);
-    auto data = cw_train_test::band_dataset(96, 11), test = cw_train_test::band_dataset(30, 12);
-    MethodOptions o;
-    o.eps = 0.15f;
-    o.steps = 3;
-    o.dafa.warmup = 2;
-    r.method = make_method(name, o);
-    r.model = cw_train_test::band_model();
-    Rng loader_rng(6);
-    data::LoaderOptions lo;
-    lo.batch_size = 16;
-    data::Loader loader(data, lo, loader_rng);
-    TrainerConfig config;
-    config.epochs = 3;
-    config.recipe.lr = 0.05;
-    config.recipe.schedule = "cosine";
-    config.eval_eps = 0.15f;
-    config.eval_alpha = 0.06f;
-    config.eval_steps = 2;
-    config.out_dir = out;
-    config.seed = 5;
-    config.audit_steps = 1;
-    config.interrupt_after_steps = interrupt_after;
-    config.resume = resume;
-    TrainSetup s;
-    s.model = r.model;
-    s.method = r.method.get();
-    s.loader = &loader;
-    std::vector<int64_t> idx(30);
-    std::iota(idx.begin(), idx.end(), 0);
-    data::Batch b = data::make_batch(*test, idx);
-    s.evals = {{"test", eval::batches_from({{b.images, b.labels, b.indices}})}};
-    s.class_names = data->class_names;
-    s.model_metadata = {{"arch", "toy"}};
-    r.result = Trainer(s, config).run();
-    return r;
+cw_train_test::BandRun run_dafa_trainer(const std::string& name, const std::string& out, int64_t interrupt_after = -1,
+                                        bool resume = false) {
+    return cw_train_test::run_band_trainer(name, out, [&](MethodOptions& o, TrainerConfig& config) {
+        o.dafa.warmup = 2;
+        config.recipe.schedule = "cosine";
+        config.audit_steps = 1;
+        config.interrupt_after_steps = interrupt_after;
+        config.resume = resume;
+    });
 }
 
-std::vector<std::vector<float>> parameters_of(nn::Module& m) {
-    std::vector<std::vector<float>> v;
-    for (auto* p : m.parameters()) v.push_back(p->to_vector());
-    return v;
-}
 
 // The cells of the history.csv row "<epoch>,<eval>," from the `first`-th on.
 std::vector<double> history_cells(const std::string& history, int epoch, const std::string& eval, int n) {
@@ -337,7 +297,7 @@ TEST_CASE("dafa and trix through train::Trainer: weights 1 through the warm-up, 
     for (const std::string name : {"dafa", "trix"}) {
         DYNAMIC_SECTION(name) {
             cw_nn_test::ScratchDir dir;
-            DafaRun r = run_dafa_trainer(name, dir.path.string());
+            cw_train_test::BandRun r = run_dafa_trainer(name, dir.path.string());
             const std::string history = cw_train_test::file_text(dir.path / "history.csv");
             INFO(history);
             // row E holds the state after E epochs: the weights are computed at the end of epoch 2 (1-based)
@@ -360,18 +320,18 @@ TEST_CASE("dafa and trix: runs interrupted in the recording epoch or after the s
     for (const std::string name : {"dafa", "trix"}) {
         DYNAMIC_SECTION(name) {
             cw_nn_test::ScratchDir straight_dir;
-            DafaRun straight = run_dafa_trainer(name, straight_dir.path.string());
+            cw_train_test::BandRun straight = run_dafa_trainer(name, straight_dir.path.string());
             REQUIRE(straight.result.steps == 18);
             // step 9: epoch 1 (the recording epoch) half done — the running probability sums must survive;
             // step 14: epoch 2, after the weights switched on
             for (int64_t cut : {9, 14}) {
                 cw_nn_test::ScratchDir cut_dir;
                 REQUIRE(run_dafa_trainer(name, cut_dir.path.string(), cut).result.interrupted);
-                DafaRun rest = run_dafa_trainer(name, cut_dir.path.string(), -1, true);
+                cw_train_test::BandRun rest = run_dafa_trainer(name, cut_dir.path.string(), -1, true);
                 INFO("interrupted after step " << cut);
                 REQUIRE(rest.result.steps == 18);
                 CHECK(rest.method->class_state() == straight.method->class_state());
-                CHECK(parameters_of(*rest.model) == parameters_of(*straight.model));
+                CHECK(cw_train_test::parameter_values(*rest.model) == cw_train_test::parameter_values(*straight.model));
             }
         }
     }

@@ -13,6 +13,7 @@
 #include "fairness/methods/faal.h"
 #include "nn/safetensors.h"
 #include "tests/test_nn_util.h"
+#include "tests/test_band_trainer.h"
 #include "tests/test_train_methods_util.h"
 #include "jobs/registry.h"
 #include "train/trainer.h"
@@ -161,52 +162,18 @@ TEST_CASE("faal: radius 0 is PGD-AT with an eval-mode attack (uniform weights)",
 
 namespace {
 
-struct TrainerRun {
-    MethodPtr method;
-    std::shared_ptr<nn::Module> model;
-    TrainResult result;
-};
-
 // 2 epochs of 6 batches of 16 on the band data, every step audited into steps.csv.
-TrainerRun run_trainer(const std::string& name, const std::string& out, int64_t interrupt_after = -1, bool resume = false) {
-    TrainerRun r;
-    manual_seed(5);
-    auto data = cw_train_test::band_dataset(96, 11), test = cw_train_test::band_dataset(30, 12);
-    MethodOptions o;
-    o.eps = 0.15f;
-    o.steps = 3;
-    o.faal.radius = 1.0;
-    r.method = make_method(name, o);
-    r.model = cw_train_test::band_model();
-    Rng loader_rng(6);
-    data::LoaderOptions lo;
-    lo.batch_size = 16;
-    data::Loader loader(data, lo, loader_rng);
-    TrainerConfig config;
-    config.epochs = 2;
-    config.recipe.lr = 0.05;
-    config.recipe.schedule = "multistep";
-    config.recipe.milestones = {1};
-    config.eval_eps = 0.15f;
-    config.eval_alpha = 0.06f;
-    config.eval_steps = 2;
-    config.audit_steps = 1;
-    config.out_dir = out;
-    config.seed = 5;
-    config.interrupt_after_steps = interrupt_after;
-    config.resume = resume;
-    TrainSetup s;
-    s.model = r.model;
-    s.method = r.method.get();
-    s.loader = &loader;
-    std::vector<int64_t> idx(30);
-    std::iota(idx.begin(), idx.end(), 0);
-    data::Batch b = data::make_batch(*test, idx);
-    s.evals = {{"test", eval::batches_from({{b.images, b.labels, b.indices}})}};
-    s.class_names = data->class_names;
-    s.model_metadata = {{"arch", "toy"}};
-    r.result = Trainer(s, config).run();
-    return r;
+cw_train_test::BandRun run_trainer(const std::string& name, const std::string& out, int64_t interrupt_after = -1,
+                                   bool resume = false) {
+    return cw_train_test::run_band_trainer(name, out, [&](MethodOptions& o, TrainerConfig& config) {
+        o.faal.radius = 1.0;
+        config.epochs = 2;
+        config.recipe.schedule = "multistep";
+        config.recipe.milestones = {1};
+        config.audit_steps = 1;
+        config.interrupt_after_steps = interrupt_after;
+        config.resume = resume;
+    });
 }
 
 std::vector<std::string> split(const std::string& line) {
@@ -233,11 +200,7 @@ std::vector<double> history_row(const std::string& history, int epoch, const std
     return {};
 }
 
-std::vector<std::vector<float>> parameter_values(nn::Module& m) {
-    std::vector<std::vector<float>> v;
-    for (auto* p : m.parameters()) v.push_back(p->to_vector());
-    return v;
-}
+using cw_train_test::parameter_values;
 
 }  // namespace
 
@@ -290,11 +253,11 @@ TEST_CASE("faal: a run interrupted mid-epoch and resumed ends bit-identical, epo
     for (const std::string name : {"faal", "faal_trades"}) {
         DYNAMIC_SECTION(name) {
             cw_nn_test::ScratchDir straight_dir, cut_dir;
-            TrainerRun straight = run_trainer(name, straight_dir.path.string());
+            cw_train_test::BandRun straight = run_trainer(name, straight_dir.path.string());
             REQUIRE(straight.result.steps == 12);
             // Step 9: epoch 2, batch 3 — the epoch's mean weight already holds three batches.
             REQUIRE(run_trainer(name, cut_dir.path.string(), 9).result.interrupted);
-            TrainerRun rest = run_trainer(name, cut_dir.path.string(), -1, true);
+            cw_train_test::BandRun rest = run_trainer(name, cut_dir.path.string(), -1, true);
             REQUIRE(rest.result.steps == 12);
             CHECK(rest.method->class_state() == straight.method->class_state());
             CHECK(parameter_values(*rest.model) == parameter_values(*straight.model));

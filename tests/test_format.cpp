@@ -36,3 +36,13 @@ TEST_CASE("durations: a progress line's clock, an estimate, a report's cost", "[
     CHECK(util::duration_seconds(119.4) == "119 s");
     CHECK(util::duration_seconds(512) == "512 s (8.5 min)");
 }
+
+TEST_CASE("fixed numbers: digits, a sign for an effect's direction, a dash for NaN", "[format]") {
+    CHECK(util::fixed(12.345) == "12.3");
+    CHECK(util::fixed(0.456, 2) == "0.46");
+    CHECK(util::fixed(2.4, 1, true) == "+2.4");
+    CHECK(util::fixed(0.0, 1, true) == "+0.0");
+    CHECK(util::fixed(-0.75, 1, true) == "-0.8");   // round half to even on the binary value 0.75: "-0.8"
+    CHECK(util::fixed(10.0, 0) == "10");
+    CHECK(util::fixed(std::nan(""), 1, true) == "–");
+}

@@ -160,3 +160,29 @@ TEST_CASE("study signals: SIGTERM during the summary's figures stops with 143; -
     CHECK(fs::exists(dir / "summary.md"));
     fs::remove_all(dir);
 }
+
+TEST_CASE("study signals: a --job killed by SIGKILL in its final evaluation continues from the per-sample records",
+          "[study][signals][cluster]") {
+    const fs::path ref = fresh_dir("cw_study_kill_ref"), dir = fresh_dir("cw_study_kill");
+    const std::string extra = " --epochs 3 --eval-batch-size 5 --seeds 0";
+    reference_run(ref, extra);
+
+    {   // the job's final evaluation (20 batches of 5, each saved): killed without a chance to save anything more
+        Spawned p(quickstart(kTiny + kLenet + extra + " --job pgd_at/seed0 --out " + dir.string()));
+        REQUIRE(p.wait_for("final evaluation of last", 300));
+        REQUIRE(p.wait_for("batch 3/", 300, p.text.find("final evaluation of last")));
+        kill(p.pid, SIGKILL);
+        REQUIRE(p.finish() == 128 + SIGKILL);
+        CHECK(fs::exists(dir / "pgd_at/seed0/eval_last/eval_state.json"));
+        CHECK(!fs::exists(dir / "pgd_at/seed0/eval_last/results.json"));
+    }
+    Spawned p(quickstart(kTiny + kLenet + extra + " --job pgd_at/seed0 --out " + dir.string()));
+    const int code = p.finish();
+    INFO(p.text);
+    REQUIRE(code == 0);
+    CHECK(p.text.find("resuming from") != std::string::npos);   // the records, not a fresh evaluation
+    CHECK(p.text.find("epoch 1/3") == std::string::npos);       // nor a fresh training
+    CHECK(per_class(dir / "pgd_at/seed0/eval_last/results.json") == per_class(ref / "pgd_at/seed0/eval_last/results.json"));
+    fs::remove_all(dir);
+    fs::remove_all(ref);
+}

@@ -17,6 +17,8 @@
 
 #include "cli/common_flags.h"
 #include "util/atomic_file.h"
+#include "util/csv.h"
+#include "util/format.h"
 #include "eval/agreement.h"
 #include "report/claims.h"
 
@@ -25,6 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using cw::report::Verdict;
+using cw::util::fixed;
 
 // One evaluation of one checkpoint of one run, reduced to the numbers the claims use (fractions in [0, 1]).
 struct Eval {
@@ -106,16 +109,6 @@ double metric(const Run& run, const std::string& checkpoint, const std::string& 
     if (name == "PGD-20 spread" && pgd) return 100 * (max_of(pgd->per_class) - min_of(pgd->per_class));
     if (name == "boundary worst" && pgd) return 100 * max_of(pgd->boundary);
     return NAN;
-}
-
-std::string fixed(double v, int digits = 1, bool sign = false) {
-    if (std::isnan(v)) return "—";
-    std::ostringstream s;
-    s.setf(std::ios::fixed);
-    s.precision(digits);
-    if (sign && v >= 0) s << "+";
-    s << v;
-    return s.str();
 }
 
 std::string mean_sd(const std::vector<double>& v) {
@@ -209,14 +202,13 @@ void pilot_section(std::ostream& md, const fs::path& pilot, const std::string& d
         }
         // history.csv: rows "epoch,test_pgd<K>,overall,..." of the per-epoch evaluation.
         std::vector<double> per_epoch;
-        std::ifstream h(pilot / dataset / "pgd_at" / ("seed" + std::to_string(seed)) / "history.csv");
-        for (std::string line; std::getline(h, line);) {
-            std::stringstream row(line);
-            std::string epoch, eval, overall;
-            std::getline(row, epoch, ',');
-            std::getline(row, eval, ',');
-            std::getline(row, overall, ',');
-            if (eval.rfind("test_pgd", 0) == 0) per_epoch.push_back(100 * std::stod(overall));
+        const std::string history = (pilot / dataset / "pgd_at" / ("seed" + std::to_string(seed)) / "history.csv").string();
+        if (std::filesystem::exists(history)) {
+            const cw::util::CsvTable t = cw::util::parse_csv(cw::util::read_file_text(history), history);
+            const int eval = t.column("eval"), overall = t.column("overall");
+            if (eval < 0 || overall < 0) throw std::runtime_error(history + ": expected the columns eval and overall");
+            for (const auto& row : t.rows)
+                if (row[eval].rfind("test_pgd", 0) == 0) per_epoch.push_back(100 * cw::util::csv_number(row[overall], history));
         }
         const double delta = per_epoch.size() >= 2 ? per_epoch.back() - per_epoch[per_epoch.size() - 2] : NAN;
         worst.push_back(w);

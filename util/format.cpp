@@ -19,6 +19,11 @@ std::string percent_of(int64_t count, int64_t total, int digits) {
 
 std::string percent_pm(double mean, double std) { return percent(mean) + " ± " + percent(std); }
 
+std::string fixed(double value, int digits, bool sign) {
+    if (std::isnan(value)) return "–";
+    return sign ? fmt::format("{:+.{}f}", value, digits) : fmt::format("{:.{}f}", value, digits);
+}
+
 std::string duration_clock(double s) {
     if (s < 60) return fmt::format("{:.1f} s", s);
     const int whole = static_cast<int>(s);

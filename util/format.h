@@ -12,6 +12,9 @@ std::string percent(double fraction, int digits = 1);
 std::string percent_of(int64_t count, int64_t total, int digits = 1);
 // A mean and standard deviation of fractions, in %: "51.6 ± 1.5".
 std::string percent_pm(double mean, double std);
+// A number already in its unit (points, ratios) with `digits` decimals, "+" in front of a non-negative one when
+// `sign` (an effect's direction: "+2.4", "-0.7"); "–" for NaN.
+std::string fixed(double value, int digits = 1, bool sign = false);
 
 // A progress line's time: "12.4 s", "3m 07s", "1h 02m".
 std::string duration_clock(double seconds);
