@@ -1,7 +1,7 @@
 # classwise — plain Makefile.
 #   make          library, experiment binaries, tools
 #   make test     Catch2 suite (GPU parity tests skip, and are counted as skipped, without a GPU)
-#   make bench    benchmark binaries, run
+#   make bench    benchmark binaries, run, then the same workloads in PyTorch for the ratios (docs/speed.md)
 #   make fuzz     libFuzzer targets (clang), each run for FUZZ_SECONDS
 # Optimised with OpenMP; no -march=native: vector-width-specific code paths are chosen at run time
 # (OpenBLAS dispatches its kernels by CPU; our hot loops use target_clones).
@@ -90,8 +90,21 @@ $(TEST_BIN): $(TEST_OBJS) $(LIB) $(CUDA_PLUGIN) | $(EXP_BINS) $(TOOL_BINS)
 test: $(TEST_BIN)
 	$(TEST_BIN) $(TEST_ARGS)
 
+# bench_engine's rows (small CNN, PreAct ResNet-18, WRN-28-10; WRN-28-10 alone takes minutes) go to
+# build/bench/engine.txt, and tools/bench_pytorch_cpu.py runs the same workloads in PyTorch (fp32 and bf16
+# autocast; skipped without python3-torch) and prints ours / PyTorch beside them (docs/speed.md).
+# make bench BENCH_WORKLOADS=small,preact BENCH_FLAGS=--quick
+BENCH_WORKLOADS ?= small,preact,wrn
+BENCH_FLAGS ?=
 bench: $(BENCH_BINS)
-	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+	@for b in $(filter-out $(BUILD)/bench/bench_engine,$(BENCH_BINS)); do echo "== $$b"; $$b $(BENCH_FLAGS) || exit 1; done
+	@echo "== $(BUILD)/bench/bench_engine"; \
+	  { $(BUILD)/bench/bench_engine $(BENCH_FLAGS) --workloads $(BENCH_WORKLOADS) || echo "bench_engine failed: $$?"; } \
+	  | tee $(BUILD)/bench/engine.txt; ! grep -q '^bench_engine failed' $(BUILD)/bench/engine.txt
+	@echo "== tools/bench_pytorch_cpu.py"; \
+	  if [ -x /usr/bin/python3 ]; then \
+	    tools/bench_pytorch_cpu.py $(BENCH_FLAGS) --workloads $(BENCH_WORKLOADS) --ours $(BUILD)/bench/engine.txt; \
+	  else echo "PyTorch comparison skipped: no /usr/bin/python3"; fi
 
 # ---- fuzzing (clang + libFuzzer + ASan/UBSan) -----------------------------------------------------------
 FUZZ_CXX ?= clang++
