@@ -76,8 +76,8 @@ TEST_CASE("benz_features jobs: constructions between their sources and their tra
           "feature_sets/robust/seed1\nfeature_sets/nonrobust/seed1\noriginal/seed1\n");
     CHECK(read_text(out / "slurm/level2.jobs") == "robust_set/seed0\nnonrobust_set/seed0\nrobust_set/seed1\nnonrobust_set/seed1\n");
     const std::string submit = read_text(out / "slurm/submit.sh");
-    CHECK(submit.find("j1=$(sbatch --parsable --dependency=afterok:$j0 ") != std::string::npos);
-    CHECK(submit.find("j2=$(sbatch --parsable --dependency=afterok:$j1 ") != std::string::npos);
+    CHECK(submit.find("j1=$(sbatch --parsable --kill-on-invalid-dep=yes --dependency=afterok:$j0 ") != std::string::npos);
+    CHECK(submit.find("j2=$(sbatch --parsable --kill-on-invalid-dep=yes --dependency=afterok:$j1 ") != std::string::npos);
     fs::remove_all(out);
 }
 
