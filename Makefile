@@ -13,7 +13,9 @@ CXXFLAGS += -std=c++17 -fopenmp -Wall -Wextra -Wno-unused-parameter -I. -MMD -MP
 # and both teams would spin against each other on a 2-core machine (measured: ~10x slower steps).
 OPENBLAS_DIR ?= /usr/lib/$(shell gcc -print-multiarch)/openblas-openmp
 # libfmt formats the percentages and durations (util/format.cpp, the one file that includes it).
-LDLIBS   += -L$(OPENBLAS_DIR) -Wl,-rpath,$(OPENBLAS_DIR) -lopenblas -lfmt -lz -ljpeg -lpthread -ldl
+# oneDNN (Debian's libdnnl, on the same OpenMP runtime) runs the CPU convolutions under CLASSWISE_CONV=onednn|auto
+# and CLASSWISE_PRECISION=bf16 (engine/cpu/onednn_conv.cpp).
+LDLIBS   += -L$(OPENBLAS_DIR) -Wl,-rpath,$(OPENBLAS_DIR) -lopenblas -ldnnl -lfmt -lz -ljpeg -lpthread -ldl
 BUILD    := build
 # The CUDA plugin's rules below come before `all:`; without this, plain `make` would build only the plugin.
 .DEFAULT_GOAL := all
