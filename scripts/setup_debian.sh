@@ -3,8 +3,10 @@
 # installs directly (a fresh container or CI has no sudo); as a normal user it elevates itself with sudo.
 # Every tool a documented command or script calls is here, or Debian-essential (coreutils, util-linux's flock, sed).
 # Optional, not installed: chromium and python3-pil (tools/screenshot_report.sh), python3 with PyTorch (the fixture
-# and PyTorch comparison scripts in tools/), and the CUDA toolkit (with cuDNN and cuBLAS) from NVIDIA at
-# /usr/local/cuda (docs/gpu.md).
+# and PyTorch comparison scripts in tools/), the CUDA toolkit (with cuDNN and cuBLAS) from NVIDIA at
+# /usr/local/cuda (docs/gpu.md), and slurm-wlm with munge (tests/slurm_one_node.sh, the one-node Slurm the [slurm]
+# tests start; they skip without it): Slurm's scripts are meant for a cluster that has its own Slurm, and on a
+# workstation these packages add system daemons (munged starts at boot) that classwise never needs.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 as_root=()

@@ -76,7 +76,7 @@ std::string write_slurm_scripts(const std::vector<StudyJob>& jobs, const std::st
     std::ostringstream submit;
     submit << "#!/bin/sh\n# Submits " << title << ": one job array per dependency level, each after the one before\n"
            << "# has succeeded (afterok), then the summary once all have ended (afterany).\nset -e\n";
-    std::string all;
+    std::string all, levels_list;
     for (int l = 0; l < levels; ++l) {
         std::ostringstream list;
         int n = 0;
@@ -87,21 +87,27 @@ std::string write_slurm_scripts(const std::vector<StudyJob>& jobs, const std::st
             }
         const std::string lst = abs + "/level" + std::to_string(l) + ".jobs";
         util::write_file_atomic(lst, list.str());
+        // `exec`: the binary becomes the batch shell, the one process --signal=B:TERM signals.
         std::ostringstream s;
         s << header("level" + std::to_string(l), abs + "/level" + std::to_string(l) + "_%a.log", true)
           << "#SBATCH --array=0-" << n - 1 << "\n"
           << "job=$(sed -n \"$((SLURM_ARRAY_TASK_ID + 1))p\" " << quoted(lst) << ")\n"
           << "exec " << command << " --yes --job \"$job\"\n";
         util::write_file_atomic(abs + "/level" + std::to_string(l) + ".sbatch", s.str());
-        submit << "j" << l << "=$(sbatch --parsable" << (l ? " --dependency=afterok:$j" + std::to_string(l - 1) : "")
-               << " " << quoted(abs + "/level" + std::to_string(l) + ".sbatch") << ")\n";
+        // --kill-on-invalid-dep: when a job of the level before fails, afterok can never be met; without it Slurm
+        // keeps this level pending for ever (DependencyNeverSatisfied), so it never ends and the summary after it
+        // never runs. --parsable prints "id" or "id;cluster": the id is what a dependency names.
+        submit << "j" << l << "=$(sbatch --parsable"
+               << (l ? " --kill-on-invalid-dep=yes --dependency=afterok:$j" + std::to_string(l - 1) : "") << " "
+               << quoted(abs + "/level" + std::to_string(l) + ".sbatch") << ")\nj" << l << "=${j" << l << "%%;*}\n";
         all += ":$j" + std::to_string(l);
+        levels_list += " $j" + std::to_string(l);
     }
     std::ostringstream sum;
     sum << header("summary", abs + "/summary.log", false) << "exec " << command << " --summary\n";
     util::write_file_atomic(abs + "/summary.sbatch", sum.str());
     submit << "s=$(sbatch --parsable --dependency=afterany" << all << " " << quoted(abs + "/summary.sbatch") << ")\n"
-           << "echo \"submitted:" << all << " and the summary $s\"\n";
+           << "echo \"submitted the levels' job arrays" << levels_list << " and the summary ${s%%;*}\"\n";
     util::write_file_atomic(abs + "/submit.sh", submit.str());
     return "sh " + quoted(abs + "/submit.sh");
 }

@@ -3,7 +3,9 @@
 //   level<L>.jobs        the job ids of dependency level L, one a line (array task i runs line i+1)
 //   level<L>.sbatch      a job array over them: `<binary> <the same flags> --job <id>`
 //   summary.sbatch       `<binary> <the same flags> --summary` once every level has ended (afterany)
-//   submit.sh            submits the levels in order, each `--dependency=afterok` on the one before
+//   submit.sh            submits the levels in order, each `--dependency=afterok` on the one before (and
+//                        `--kill-on-invalid-dep=yes`: a failed job cancels the levels after it, so they end and the
+//                        summary runs), then the summary `--dependency=afterany` on every level
 // Every script asks Slurm for SIGTERM before the time limit (#SBATCH --signal=B:TERM@<s>): the job saves its
 // state and exits 143; --requeue lets a preempted job start again, and a job started again continues from its
 // state. Resources come from the --slurm-* flags.

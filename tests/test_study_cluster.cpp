@@ -15,12 +15,14 @@
 #include "tests/skip.h"
 #include "tests/test_experiments_util.h"
 #include "tests/test_process.h"
+#include "tests/test_study_cluster_util.h"
 
 using namespace cw;
 namespace fs = std::filesystem;
 using cw_experiments_test::fresh_dir;
 using cw_experiments_test::read_text;
 using cw_test::Spawned;
+using namespace cw_cluster_test;
 
 namespace {
 
@@ -34,49 +36,6 @@ study::Study dependent_study() {
     s.arms[2].init_file = "best_robust.safetensors";
     s.arms[3].needs = {"frl", "natural"};
     return s;
-}
-
-// cifar10_fairtat's protocol on the synthetic set, tiny: natural, pgd_at and FRL fine-tuning pgd_at's checkpoint.
-const std::string kFairtat =
-    " --dataset synthetic --arch lenet5 --train-n 200 --eval-n 100 --epoch-eval-n 50 --batch-size 50"
-    " --attack-steps 2 --eval-steps 2 --final-attacks pgd20 --val-split first:5 --device cpu"
-    " --optimizer adam --lr 0.002";
-
-// `args` without --epochs or --arms: the three arms, two epochs (a flag may be given once).
-std::string fairtat(const std::string& args) {
-    const std::string defaults = (args.find("--epochs") == std::string::npos ? " --epochs 2" : "") +
-                                 std::string(args.find("--arms") == std::string::npos ? " --arms natural,pgd_at,frl" : "");
-    return "env CLASSWISE_THREADS=1 CLASSWISE_GNUPLOT=/nonexistent " +
-           (cw_test::repo_root() / "experiments" / "cifar10_fairtat").string() + kFairtat + defaults + " " + args;
-}
-
-int run(const std::string& command, std::string* text = nullptr) {
-    Spawned p(command);
-    const int code = p.finish();
-    if (text) *text = p.text;
-    UNSCOPED_INFO(command << "\n" << p.text);
-    return code;
-}
-
-std::string evaluations(const fs::path& results) {
-    // Bit for bit, except the wall time each evaluation took. One thread in every run: the sums' order is fixed.
-    nlohmann::json e = nlohmann::json::parse(read_text(results)).at("evaluations");
-    for (auto& x : e) x.erase("time_s");
-    return e.dump();
-}
-
-std::string summary_tables(const fs::path& md) {
-    const std::string text = read_text(md);
-    return text.substr(0, text.find("\nWall time"));
-}
-
-void same_results(const fs::path& a, const fs::path& b, const std::vector<std::string>& jobs) {
-    for (const std::string& j : jobs)
-        for (const char* cp : {"eval_last", "eval_best_fair"}) {
-            INFO(j << " " << cp);
-            CHECK(evaluations(a / j / cp / "results.json") == evaluations(b / j / cp / "results.json"));
-        }
-    CHECK(summary_tables(a / "summary.md") == summary_tables(b / "summary.md"));
 }
 
 }  // namespace
@@ -230,7 +189,7 @@ TEST_CASE("study cluster: --slurm writes an array per level, afterok between lev
         CHECK(l1.find(line) != std::string::npos);
     CHECK(l1.substr(l1.find("\nexec ")).find("--slurm") == std::string::npos);   // the job runs, not --slurm again
     const std::string submit = read_text(s / "submit.sh");
-    CHECK(submit.find("j1=$(sbatch --parsable --dependency=afterok:$j0 ") != std::string::npos);
+    CHECK(submit.find("j1=$(sbatch --parsable --kill-on-invalid-dep=yes --dependency=afterok:$j0 ") != std::string::npos);
     CHECK(submit.find("--dependency=afterany:$j0:$j1 ") != std::string::npos);
     CHECK(read_text(s / "summary.sbatch").find(" --summary\n") != std::string::npos);
     CHECK(read_text(s / "summary.sbatch").find("--gres") == std::string::npos);
