@@ -47,8 +47,16 @@ void bench_shape(const Shape& s, const std::string& variant, int reps, double to
     const double bwd_filter =
         median_ms([&] { be.conv2d_backward_filter(x.data(), gy.data(), gw.data(), g, false); }, 1, reps);
     totals[0] += fwd, totals[1] += bwd_data, totals[2] += bwd_filter;
-    std::printf("%-26s %-7s %7.2f ms %6.0f GF/s | data %7.2f ms %6.0f GF/s | filter %7.2f ms %6.0f GF/s\n", s.name, variant.c_str(), fwd,
-                gflop / fwd * 1e3, bwd_data, gflop / bwd_data * 1e3, bwd_filter, gflop / bwd_filter * 1e3);
+    std::printf("%-26s %-7s %7.2f ms %6.0f GF/s | data %7.2f ms %6.0f GF/s | filter %7.2f ms %6.0f GF/s\n", s.name,
+                variant.c_str(), fwd, gflop / fwd * 1e3, bwd_data, gflop / bwd_data * 1e3, bwd_filter,
+                gflop / bwd_filter * 1e3);
+    if (cpu_backend().uses_onednn(g)) {  // which oneDNN kernels ran (jit:avx512_core, jit_bf16:..., gemm:...)
+        using onednn_conv::Direction;
+        const ConvPrecision p = cpu_backend().conv_policy().precision;
+        std::printf("%-34s oneDNN %s / %s / %s\n", "", onednn_conv::implementation(g, Direction::Forward, p).c_str(),
+                    onednn_conv::implementation(g, Direction::BackwardData, p).c_str(),
+                    onednn_conv::implementation(g, Direction::BackwardWeights, p).c_str());
+    }
 }
 
 }  // namespace
