@@ -2,6 +2,10 @@
 // (engine/cpu/conv.cpp): fp32 results equal the native path (an independent implementation) to float rounding;
 // bf16 results equal a float64 convolution of the bf16-rounded inputs to fp32 summation error, and the fp32 path to
 // bf16 rounding; CLASSWISE_CONV / CLASSWISE_PRECISION parsing and the note when the CPU has no bf16.
+// Seen failing with planted bugs: backward-weights written in a transposed kernel layout (fp32 parity, bf16 and
+// gradcheck tests), bf16 inputs truncated instead of rounded (the float64 bound), bf16 silently computed in fp32
+// (both bf16 bounds), the accumulate flag ignored, the cache key without the thread count, the bf16 fallback
+// ignoring the CPU (the resolve and child-process tests).
 #include <cmath>
 #include <cstdint>
 #include <cstring>
