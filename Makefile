@@ -13,7 +13,9 @@ CXXFLAGS += -std=c++17 -fopenmp -Wall -Wextra -Wno-unused-parameter -I. -MMD -MP
 # and both teams would spin against each other on a 2-core machine (measured: ~10x slower steps).
 OPENBLAS_DIR ?= /usr/lib/$(shell gcc -print-multiarch)/openblas-openmp
 # libfmt formats the percentages and durations (util/format.cpp, the one file that includes it).
-LDLIBS   += -L$(OPENBLAS_DIR) -Wl,-rpath,$(OPENBLAS_DIR) -lopenblas -lfmt -lz -ljpeg -lpthread -ldl
+# oneDNN (Debian's libdnnl, on the same OpenMP runtime) runs the CPU convolutions under CLASSWISE_CONV=onednn|auto
+# and CLASSWISE_PRECISION=bf16 (engine/cpu/onednn_conv.cpp).
+LDLIBS   += -L$(OPENBLAS_DIR) -Wl,-rpath,$(OPENBLAS_DIR) -lopenblas -ldnnl -lfmt -lz -ljpeg -lpthread -ldl
 BUILD    := build
 # The CUDA plugin's rules below come before `all:`; without this, plain `make` would build only the plugin.
 .DEFAULT_GOAL := all
@@ -93,13 +95,15 @@ test: $(TEST_BIN)
 # bench_engine's rows (small CNN, PreAct ResNet-18, WRN-28-10; WRN-28-10 alone takes minutes) go to
 # build/bench/engine.txt, and tools/bench_pytorch_cpu.py runs the same workloads in PyTorch (fp32 and bf16
 # autocast; skipped without python3-torch) and prints ours / PyTorch beside them (docs/speed.md).
-# make bench BENCH_WORKLOADS=small,preact BENCH_FLAGS=--quick
+# The pgd10_at row runs once per convolution setting of BENCH_CONV (native, onednn, auto, bf16: docs/engine.md).
+# make bench BENCH_WORKLOADS=small,preact BENCH_FLAGS=--quick BENCH_CONV=native,bf16
 BENCH_WORKLOADS ?= small,preact,wrn
 BENCH_FLAGS ?=
+BENCH_CONV ?= native,onednn,bf16
 bench: $(BENCH_BINS)
 	@for b in $(filter-out $(BUILD)/bench/bench_engine,$(BENCH_BINS)); do echo "== $$b"; $$b $(BENCH_FLAGS) || exit 1; done
 	@echo "== $(BUILD)/bench/bench_engine"; \
-	  { $(BUILD)/bench/bench_engine $(BENCH_FLAGS) --workloads $(BENCH_WORKLOADS) || echo "bench_engine failed: $$?"; } \
+	  { $(BUILD)/bench/bench_engine $(BENCH_FLAGS) --workloads $(BENCH_WORKLOADS) --conv $(BENCH_CONV) || echo "bench_engine failed: $$?"; } \
 	  | tee $(BUILD)/bench/engine.txt; ! grep -q '^bench_engine failed' $(BUILD)/bench/engine.txt
 	@echo "== tools/bench_pytorch_cpu.py"; \
 	  if [ -x /usr/bin/python3 ]; then \

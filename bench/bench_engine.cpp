@@ -13,8 +13,11 @@
 // step on two cores: it runs the pgd10_at row alone, one timed step.
 // tools/bench_pytorch_cpu.py runs the same rows in PyTorch (fp32 and bf16 autocast) and, given this output,
 // prints the ratios; `make bench` runs both.
+// Convolutions run as CLASSWISE_CONV / CLASSWISE_PRECISION say (the first line names the setting). With --conv,
+// the pgd10_at row is repeated under each named setting (bench/conv_variants.h) as rows pgd10_at:native,
+// pgd10_at:onednn, pgd10_at:bf16, ...
 //
-//   build/bench/bench_engine [--quick] [--workloads small,preact,wrn]
+//   build/bench/bench_engine [--quick] [--workloads small,preact,wrn] [--conv native,onednn,bf16]
 #include <omp.h>
 
 #include <algorithm>
@@ -25,8 +28,10 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "bench/conv_variants.h"
 #include "bench/flop_count.h"
 #include "engine/backend.h"
+#include "engine/cpu/cpu_backend.h"
 #include "engine/ops.h"
 #include "nn/model_registry.h"
 #include "nn/optim.h"
@@ -83,15 +88,15 @@ struct Row {
     StepFlops flops;
 };
 
-void print_row(const Workload& w, const char* step, const Row& r, double sgemm) {
+void print_row(const Workload& w, const std::string& step, const Row& r, double sgemm) {
     const double gflop = r.flops.total() / 1e9, rate = gflop / r.ms * 1e3;
-    std::printf("%-16s %-10s %10.1f %10.2f %8.1f %7.1f%% %8.1f   (fwd %.2f + data %.2f + weights %.2f GFLOP)\n",
-                w.arch.c_str(), step, r.ms, gflop, rate, 100 * rate / sgemm, kBatch * 1000.0 / r.ms,
+    std::printf("%-16s %-15s %10.1f %10.2f %8.1f %7.1f%% %8.1f   (fwd %.2f + data %.2f + weights %.2f GFLOP)\n",
+                w.arch.c_str(), step.c_str(), r.ms, gflop, rate, 100 * rate / sgemm, kBatch * 1000.0 / r.ms,
                 r.flops.forward / 1e9, r.flops.backward_data / 1e9, r.flops.backward_weights / 1e9);
     std::fflush(stdout);
 }
 
-void bench_workload(const Workload& w, double sgemm) {
+void bench_workload(const Workload& w, double sgemm, const std::vector<cw_bench::ConvVariant>& variants) {
     manual_seed(0);
     nn::ModelConfig cfg;
     cfg.in_channels = w.channels;
@@ -137,7 +142,13 @@ void bench_workload(const Workload& w, double sgemm) {
         sum(loss.per_sample).backward();
         opt.step();
     };
-    print_row(w, "pgd10_at", measure(at_step, w.at_warmup, w.at_reps), sgemm);
+    if (variants.empty()) return print_row(w, "pgd10_at", measure(at_step, w.at_warmup, w.at_reps), sgemm);
+    const ConvPolicy saved = cpu_backend().conv_policy();
+    for (const auto& v : variants) {
+        cpu_backend().set_conv_policy(v.policy);
+        print_row(w, "pgd10_at:" + v.name, measure(at_step, w.at_warmup, w.at_reps), sgemm);
+    }
+    cpu_backend().set_conv_policy(saved);
 }
 
 std::vector<std::string> split_commas(const std::string& s) {
@@ -154,14 +165,23 @@ int main(int argc, char** argv) {
     attacks::default_attack_log() = nullptr;   // each workload prints its method's describe() line instead
     bool quick = false;
     std::vector<std::string> selected;
+    std::vector<cw_bench::ConvVariant> variants;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--quick") {
             quick = true;
         } else if (a == "--workloads" && i + 1 < argc) {
             selected = split_commas(argv[++i]);
+        } else if (a == "--conv" && i + 1 < argc) {
+            std::string error;
+            if (!cw_bench::parse_conv_variants(argv[++i], &variants, &error)) {
+                std::fprintf(stderr, "bench_engine: --conv: %s\n", error.c_str());
+                return 2;
+            }
         } else {
-            std::fprintf(stderr, "bench_engine: unknown argument '%s' (expected --quick, --workloads small,preact,wrn)\n",
+            std::fprintf(stderr,
+                         "bench_engine: unknown argument '%s' (expected --quick, --workloads small,preact,wrn, "
+                         "--conv native,onednn,auto,bf16)\n",
                          a.c_str());
             return 2;
         }
@@ -187,13 +207,15 @@ int main(int argc, char** argv) {
 
     // OpenBLAS picks its kernels by CPU unless OPENBLAS_CORETYPE names them, and the gemm rate follows them.
     const char* coretype = std::getenv("OPENBLAS_CORETYPE");
-    std::printf("classwise CPU benchmark: %d OpenMP threads, OpenBLAS %d threads (%s kernels%s%s), batch %lld\n",
+    std::printf("classwise CPU benchmark: %d OpenMP threads, OpenBLAS %d threads (%s kernels%s%s), batch %lld, "
+                "convolutions %s\n",
                 omp_get_max_threads(), openblas_get_num_threads(), openblas_get_corename(),
-                coretype ? ", OPENBLAS_CORETYPE=" : "", coretype ? coretype : "", static_cast<long long>(kBatch));
+                coretype ? ", OPENBLAS_CORETYPE=" : "", coretype ? coretype : "", static_cast<long long>(kBatch),
+                cw_bench::describe(cpu_backend().conv_policy()).c_str());
     const double sgemm = sgemm_gflops(2048, quick ? 3 : 5);
     std::printf("sgemm 2048x2048x2048 (engine gemm, best of %d): %.1f GFLOP/s\n", quick ? 3 : 5, sgemm);
-    std::printf("%-16s %-10s %10s %10s %8s %8s %8s\n", "model", "step", "ms/step", "GFLOP/step", "GFLOP/s", "%sgemm",
+    std::printf("%-16s %-15s %10s %10s %8s %8s %8s\n", "model", "step", "ms/step", "GFLOP/step", "GFLOP/s", "%sgemm",
                 "img/s");
-    for (const Workload* w : run) bench_workload(*w, sgemm);
+    for (const Workload* w : run) bench_workload(*w, sgemm, variants);
     return 0;
 }

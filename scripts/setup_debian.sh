@@ -23,6 +23,6 @@ fi
 apt=(apt-get -o DPkg::Lock::Timeout=600)
 "${as_root[@]}" "${apt[@]}" update -qq
 "${as_root[@]}" "${apt[@]}" install -y -qq --no-install-recommends \
-    g++ make libopenblas-openmp-dev catch2 libstb-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libfmt-dev \
+    g++ make libopenblas-openmp-dev libdnnl-dev catch2 libstb-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libfmt-dev \
     dataset-fashion-mnist xz-utils unzip clang libclang-rt-14-dev ca-certificates curl \
     gnuplot-nox libxml2-utils libjpeg62-turbo-dev parallel

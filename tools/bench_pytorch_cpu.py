@@ -157,7 +157,8 @@ def batch(n, channels, side):
 def parse_ours(path):
     """bench_engine's output: the reference sgemm, parameter counts, and rows (model, step) -> (ms, GFLOP)."""
     ours = {"sgemm": None, "params": {}, "rows": {}}
-    row = re.compile(r"^(\S+)\s+(" + "|".join(STEPS) + r")\s+([\d.]+)\s+([\d.]+)\s+[\d.]+\s+[\d.]+%")
+    # A step may carry the convolution setting it ran under (bench_engine --conv): pgd10_at:bf16.
+    row = re.compile(r"^(\S+)\s+((?:" + "|".join(STEPS) + r")(?::\w+)?)\s+([\d.]+)\s+([\d.]+)\s+[\d.]+\s+[\d.]+%")
     with open(path) as f:
         for line in f:
             if m := re.match(r"^sgemm \S+ \(engine gemm[^)]*\): ([\d.]+) GFLOP/s", line):
@@ -236,21 +237,24 @@ def main():
                 print(fmt_row(arch, step, ms, gflop[step], reference), flush=True)
         if ours:
             for step in steps:
-                theirs = ours["rows"].get((arch, step))
-                if theirs and abs(theirs[1] - gflop[step]) > 1e-4 * gflop[step] + 0.006:  # ours prints 2 decimals
-                    problems.append(f"{arch} {step}: classwise counts {theirs[1]:.2f} GFLOP, PyTorch {gflop[step]:.2f}")
+                for (their_arch, their_step), theirs in ours["rows"].items():
+                    if their_arch != arch or their_step.split(":")[0] != step:
+                        continue
+                    if abs(theirs[1] - gflop[step]) > 1e-4 * gflop[step] + 0.006:  # ours prints 2 decimals
+                        problems.append(f"{arch} {their_step}: classwise counts {theirs[1]:.2f} GFLOP, "
+                                        f"PyTorch {gflop[step]:.2f}")
 
     if ours:
         print(f"\nours / PyTorch, same session (rate ratios = PyTorch ms / ours ms; above 1: classwise faster); "
               f"%sgemm of the engine's {reference:.1f} GFLOP/s")
-        head = f"{'model':16s} {'step':10s} {'ours GFLOP/s':>18s}"
+        head = f"{'model':16s} {'step':15s} {'ours GFLOP/s':>18s}"
         for mode in modes:
             head += f" {'PyTorch ' + mode:>18s} {'ours/' + mode:>10s}"
         print(head)
         for (arch, step), (ms, gf) in ours["rows"].items():
-            line = f"{arch:16s} {step:10s} {gf / ms * 1e3:8.1f} ({100 * gf / ms * 1e3 / reference:5.1f}%)"
+            line = f"{arch:16s} {step:15s} {gf / ms * 1e3:8.1f} ({100 * gf / ms * 1e3 / reference:5.1f}%)"
             for mode in modes:
-                r = results.get((arch, step, mode))
+                r = results.get((arch, step.split(":")[0], mode))
                 line += (f" {r[1] / r[0] * 1e3:8.1f} ({100 * r[1] / r[0] * 1e3 / reference:5.1f}%) {r[0] / ms:9.2f}x"
                          if r else f" {'-':>18s} {'-':>10s}")
             print(line)

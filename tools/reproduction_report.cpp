@@ -221,7 +221,7 @@ void pilot_section(std::ostream& md, const fs::path& pilot, const std::string& d
     const auto w = cw::report::paired_effect(worst);
     const double max_change = change.empty() ? NAN : max_of(change);
     md << "\nCriterion (a), worst class at least 10% PGD-20 on average: " << fixed(w.mean) << "% over "
-       << worst.size() << " seeds — " << (worst.empty() ? "not measured yet" : w.mean >= 10 ? "met" : "**not met**")
+       << worst.size() << (worst.size() == 1 ? " seed — " : " seeds — ") << (worst.empty() ? "not measured yet" : w.mean >= 10 ? "met" : "**not met**")
        << ". Criterion (b), the last two epochs within one point: largest change " << fixed(max_change) << " — "
        << (std::isnan(max_change) ? "not measured yet" : max_change < 1 ? "met" : "**not met**") << ".\n";
 }

@@ -1,14 +1,18 @@
 // Convolution as im2col + one OpenBLAS GEMM per chunk of samples. Chunks are sized so each GEMM has a few
 // thousand columns (small feature maps would otherwise give skinny, slow GEMMs) within a bounded workspace.
+// Which convolutions go elsewhere (Winograd, oneDNN) is decided here too: use_winograd and uses_onednn below.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "engine/cpu/cpu_backend.h"
+#include "engine/cpu/onednn_conv.h"
 #include "engine/cpu/scratch.h"
 #include "engine/cpu/winograd.h"
+#include "engine/error.h"
 
 namespace cw {
 
@@ -116,7 +120,57 @@ bool CpuBackend::winograd_default() {
 
 bool CpuBackend::use_winograd(const ConvGeometry& g) const { return winograd_enabled_ && winograd::applicable(g); }
 
+ConvPath parse_conv_path(const char* text) {
+    const std::string v = text ? text : "";
+    if (v.empty() || v == "native") return ConvPath::Native;
+    if (v == "onednn") return ConvPath::OneDnn;
+    if (v == "auto") return ConvPath::Auto;
+    throw Error("CLASSWISE_CONV must be auto, onednn or native, got '" + v + "'");
+}
+
+ConvPrecision parse_conv_precision(const char* text) {
+    const std::string v = text ? text : "";
+    if (v.empty() || v == "fp32") return ConvPrecision::Fp32;
+    if (v == "bf16") return ConvPrecision::Bf16;
+    throw Error("CLASSWISE_PRECISION must be fp32 or bf16, got '" + v + "'");
+}
+
+ConvPolicy resolve_conv_policy(ConvPath path, ConvPrecision precision, bool cpu_has_bf16, std::string* note) {
+    if (note) note->clear();
+    if (precision == ConvPrecision::Bf16 && !cpu_has_bf16) {
+        if (note)
+            *note = "classwise: CLASSWISE_PRECISION=bf16 but this CPU has no AVX512_BF16: convolutions run in fp32";
+        precision = ConvPrecision::Fp32;
+    }
+    return {path, precision};
+}
+
+ConvPolicy CpuBackend::conv_policy_from_environment() {
+    const ConvPath path = parse_conv_path(std::getenv("CLASSWISE_CONV"));
+    const ConvPrecision precision = parse_conv_precision(std::getenv("CLASSWISE_PRECISION"));
+    std::string note;
+    const ConvPolicy policy =
+        resolve_conv_policy(path, precision, precision == ConvPrecision::Bf16 && onednn_conv::cpu_has_bf16(), &note);
+    if (!note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
+    return policy;
+}
+
+// Auto's split follows a probe of oneDNN 2.6.3 against this code on 2 threads: oneDNN fp32 was 1.4-8x faster on
+// strided, 1x1, few-channel and 4x4 layers and on the small CNN's 32-channel maps, and level with Winograd on 3x3
+// stride-1 layers of 64-256 channels on 8x8 to 32x32 maps.
+bool CpuBackend::uses_onednn(const ConvGeometry& g) const {
+    if (g.n == 0) return false;  // nothing to compute (a zero filter gradient): not worth a primitive
+    if (conv_policy_.precision == ConvPrecision::Bf16) return true;
+    switch (conv_policy_.path) {
+        case ConvPath::Native: return false;
+        case ConvPath::OneDnn: return true;
+        case ConvPath::Auto: return !(use_winograd(g) && g.c >= 64 && g.c * g.out_h() * g.out_w() >= 16384);
+    }
+    return false;
+}
+
 void CpuBackend::conv2d_forward(const float* x, const float* w, float* y, const ConvGeometry& g) {
+    if (uses_onednn(g)) return onednn_conv::forward(x, w, y, g, conv_policy_.precision);
     if (use_winograd(g)) return winograd::forward(x, w, y, g);
     const int64_t p = g.out_h() * g.out_w(), crs = g.c * g.r * g.s, nb_max = samples_per_chunk(g);
     for (int64_t n0 = 0; n0 < g.n; n0 += nb_max) {
@@ -136,6 +190,11 @@ void CpuBackend::conv2d_forward(const float* x, const float* w, float* y, const 
 // Both gradients chunk by chunk; gx or gw may be null. One transposed copy of gy serves both GEMMs.
 void CpuBackend::conv2d_backward(const float* x, const float* w, const float* gy, float* gx, float* gw,
                                  const ConvGeometry& g) {
+    if (uses_onednn(g)) {
+        if (gx) onednn_conv::backward_data(gy, w, gx, g, conv_policy_.precision);
+        if (gw) onednn_conv::backward_weights(x, gy, gw, g, false, conv_policy_.precision);
+        return;
+    }
     if (use_winograd(g)) {
         if (gx) winograd::backward_data(gy, w, gx, g);
         if (gw) winograd::backward_filter(x, gy, gw, g, false);
@@ -145,12 +204,14 @@ void CpuBackend::conv2d_backward(const float* x, const float* w, const float* gy
 }
 
 void CpuBackend::conv2d_backward_data(const float* gy, const float* w, float* gx, const ConvGeometry& g) {
+    if (uses_onednn(g)) return onednn_conv::backward_data(gy, w, gx, g, conv_policy_.precision);
     if (use_winograd(g)) return winograd::backward_data(gy, w, gx, g);
     backward_chunks(nullptr, w, gy, gx, nullptr, g, false);
 }
 
 void CpuBackend::conv2d_backward_filter(const float* x, const float* gy, float* gw, const ConvGeometry& g,
                                         bool accumulate) {
+    if (uses_onednn(g)) return onednn_conv::backward_weights(x, gy, gw, g, accumulate, conv_policy_.precision);
     if (use_winograd(g)) return winograd::backward_filter(x, gy, gw, g, accumulate);
     backward_chunks(x, nullptr, gy, nullptr, gw, g, accumulate);
 }

@@ -4,8 +4,27 @@
 #include <string>
 
 #include "engine/backend.h"
+#include "engine/cpu/onednn_conv.h"
 
 namespace cw {
+
+// ---- which code runs a convolution (engine/cpu/conv.cpp) ---------------------------------------------------------
+// Native: Winograd for 3x3 stride-1 layers with enough channels, im2col + OpenBLAS otherwise. OneDnn: every
+// convolution through oneDNN. Auto: oneDNN except where Winograd matched it (3x3 stride-1, >= 64 channels, large
+// enough maps). Bf16 precision sends every convolution through oneDNN with bf16 inputs, whatever the path.
+enum class ConvPath { Native, OneDnn, Auto };
+using ConvPrecision = onednn_conv::Precision;
+struct ConvPolicy {
+    ConvPath path = ConvPath::Native;
+    ConvPrecision precision = ConvPrecision::Fp32;
+};
+// CLASSWISE_CONV (auto|onednn|native) and CLASSWISE_PRECISION (fp32|bf16); null or empty text gives the
+// default (native, fp32), anything else an Error naming the variable and the values it takes.
+ConvPath parse_conv_path(const char* text);
+ConvPrecision parse_conv_precision(const char* text);
+// The policy that runs: bf16 on a CPU without native bf16 becomes fp32, and *note (when given) says so in one
+// line; otherwise *note is left empty.
+ConvPolicy resolve_conv_policy(ConvPath path, ConvPrecision precision, bool cpu_has_bf16, std::string* note);
 
 class CpuBackend final : public Backend {
 public:
@@ -107,6 +126,14 @@ public:
     void set_winograd(bool enabled) { winograd_enabled_ = enabled; }
     bool winograd_enabled() const { return winograd_enabled_; }
 
+    // Which code runs each convolution: CLASSWISE_CONV and CLASSWISE_PRECISION, read when the backend is made
+    // (resolve_conv_policy's note printed then, once); set_conv_policy for tests and benchmarks (pass a resolved
+    // policy: it is taken as it is).
+    void set_conv_policy(ConvPolicy policy) { conv_policy_ = policy; }
+    ConvPolicy conv_policy() const { return conv_policy_; }
+    // Whether this geometry goes to oneDNN under the current policy.
+    bool uses_onednn(const ConvGeometry& g) const;
+
 protected:
     void do_copy_to_host(void* host_dst, const void* src, size_t bytes) override;
     void do_copy_from_host(void* dst, const void* host_src, size_t bytes) override;
@@ -115,6 +142,8 @@ private:
     bool use_winograd(const ConvGeometry& g) const;
     bool winograd_enabled_ = winograd_default();
     static bool winograd_default();
+    ConvPolicy conv_policy_ = conv_policy_from_environment();
+    static ConvPolicy conv_policy_from_environment();
 
     void backward_chunks(const float* x, const float* w, const float* gy, float* gx, float* gw,
                          const ConvGeometry& g, bool accumulate_gw);

@@ -1,0 +1,247 @@
+// The oneDNN convolution on our plain fp32 buffers. oneDNN picks its own layouts (format any: blocked activations
+// and weights, bf16 where asked), so each direction is a plan of up to three reorders around one convolution
+// primitive: our two inputs into its layouts, its output back into ours. Building a plan JIT-compiles kernels and
+// costs milliseconds, so plans are cached, keyed by geometry, direction, precision and the OpenMP thread count
+// (oneDNN sizes its work split at build time; Debian's libdnnl runs on the OpenMP runtime, so it uses the calling
+// thread's omp_get_max_threads(), the team CLASSWISE_THREADS sizes, like OpenBLAS and our own loops).
+// Threads: the cache is shared under a mutex; a primitive is immutable once built and runs with a scratchpad and
+// layout buffers owned by the calling thread (scratchpad_mode::user), on that thread's stream.
+#include "engine/cpu/onednn_conv.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dnnl.hpp"
+#include "engine/error.h"
+
+namespace cw::onednn_conv {
+
+namespace {
+
+using dnnl::memory;
+using dt = memory::data_type;
+
+dnnl::engine& cpu_engine() {
+    static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+    return e;
+}
+
+dnnl::stream& thread_stream() {
+    thread_local dnnl::stream s(cpu_engine());
+    return s;
+}
+
+dnnl::primitive_attr user_scratchpad() {
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    return attr;
+}
+
+// A primitive and the scratchpad it needs.
+struct Step {
+    dnnl::primitive prim;
+    memory::desc scratchpad;
+};
+
+// One direction: conv(a, b) -> out. Forward: a = src, b = weights, out = dst; backward-data: a = diff_dst,
+// b = weights, out = diff_src; backward-weights: a = src, b = diff_dst, out = diff_weights.
+struct Plan {
+    Step conv;
+    int arg_a = 0, arg_b = 0, arg_out = 0;
+    memory::desc user_a, user_b, user_out;  // ours: plain fp32 NCHW / OIHW
+    memory::desc conv_a, conv_b, conv_out;  // the primitive's layouts and data types
+    std::optional<Step> to_a, to_b, from_out;  // absent where the primitive takes our layout as it is
+    size_t scratchpad_bytes = 0;  // the largest of the steps' (they run one after another)
+    std::string implementation;
+};
+
+std::optional<Step> reorder_step(const memory::desc& from, const memory::desc& to) {
+    if (from == to) return std::nullopt;
+    dnnl::reorder::primitive_desc pd(cpu_engine(), from, cpu_engine(), to, user_scratchpad());
+    return Step{dnnl::reorder(pd), pd.scratchpad_desc()};
+}
+
+std::string describe(const ConvGeometry& g, Direction d, Precision p) {
+    static const char* names[] = {"forward", "backward-data", "backward-weights"};
+    return "oneDNN " + std::string(p == Precision::Bf16 ? "bf16" : "fp32") + " convolution " + names[int(d)] + " (" +
+           std::to_string(g.n) + "x" + std::to_string(g.c) + "x" + std::to_string(g.h) + "x" + std::to_string(g.w) +
+           ", " + std::to_string(g.k) + " filters " + std::to_string(g.r) + "x" + std::to_string(g.s) + ", stride " +
+           std::to_string(g.stride) + ", padding " + std::to_string(g.pad) + ")";
+}
+
+Plan build_plan(const ConvGeometry& g, Direction d, Precision p) {
+    const dt in = p == Precision::Bf16 ? dt::bf16 : dt::f32;
+    const memory::dims src{g.n, g.c, g.h, g.w}, wei{g.k, g.c, g.r, g.s}, dst{g.n, g.k, g.out_h(), g.out_w()},
+        strides{g.stride, g.stride}, pad{g.pad, g.pad};
+    auto any = [](const memory::dims& dims, dt type) { return memory::desc(dims, type, memory::format_tag::any); };
+    auto plain = [](const memory::dims& dims) { return memory::desc(dims, dt::f32, memory::format_tag::abcd); };
+    const auto direct = dnnl::algorithm::convolution_direct;
+    const dnnl::primitive_attr attr = user_scratchpad();
+    // The forward descriptor: the forward plan itself, and the layout hint the backward primitives require.
+    const dnnl::convolution_forward::primitive_desc fwd(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, direct, any(src, in), any(wei, in),
+                                        any(dst, dt::f32), strides, pad, pad),
+        attr, cpu_engine());
+    Plan plan;
+    if (d == Direction::Forward) {
+        plan.conv = {dnnl::convolution_forward(fwd), fwd.scratchpad_desc()};
+        plan.arg_a = DNNL_ARG_SRC, plan.arg_b = DNNL_ARG_WEIGHTS, plan.arg_out = DNNL_ARG_DST;
+        plan.user_a = plain(src), plan.user_b = plain(wei), plan.user_out = plain(dst);
+        plan.conv_a = fwd.src_desc(), plan.conv_b = fwd.weights_desc(), plan.conv_out = fwd.dst_desc();
+        plan.implementation = fwd.impl_info_str();
+    } else if (d == Direction::BackwardData) {
+        const dnnl::convolution_backward_data::primitive_desc pd(
+            dnnl::convolution_backward_data::desc(direct, any(src, dt::f32), any(wei, in), any(dst, in), strides, pad,
+                                                  pad),
+            attr, cpu_engine(), fwd);
+        plan.conv = {dnnl::convolution_backward_data(pd), pd.scratchpad_desc()};
+        plan.arg_a = DNNL_ARG_DIFF_DST, plan.arg_b = DNNL_ARG_WEIGHTS, plan.arg_out = DNNL_ARG_DIFF_SRC;
+        plan.user_a = plain(dst), plan.user_b = plain(wei), plan.user_out = plain(src);
+        plan.conv_a = pd.diff_dst_desc(), plan.conv_b = pd.weights_desc(), plan.conv_out = pd.diff_src_desc();
+        plan.implementation = pd.impl_info_str();
+    } else {
+        const dnnl::convolution_backward_weights::primitive_desc pd(
+            dnnl::convolution_backward_weights::desc(direct, any(src, in), any(wei, dt::f32), any(dst, in), strides,
+                                                     pad, pad),
+            attr, cpu_engine(), fwd);
+        plan.conv = {dnnl::convolution_backward_weights(pd), pd.scratchpad_desc()};
+        plan.arg_a = DNNL_ARG_SRC, plan.arg_b = DNNL_ARG_DIFF_DST, plan.arg_out = DNNL_ARG_DIFF_WEIGHTS;
+        plan.user_a = plain(src), plan.user_b = plain(dst), plan.user_out = plain(wei);
+        plan.conv_a = pd.src_desc(), plan.conv_b = pd.diff_dst_desc(), plan.conv_out = pd.diff_weights_desc();
+        plan.implementation = pd.impl_info_str();
+    }
+    plan.to_a = reorder_step(plan.user_a, plan.conv_a);
+    plan.to_b = reorder_step(plan.user_b, plan.conv_b);
+    plan.from_out = reorder_step(plan.conv_out, plan.user_out);
+    for (const Step* s : {&plan.conv, plan.to_a ? &*plan.to_a : nullptr, plan.to_b ? &*plan.to_b : nullptr,
+                          plan.from_out ? &*plan.from_out : nullptr})
+        if (s) plan.scratchpad_bytes = std::max(plan.scratchpad_bytes, s->scratchpad.get_size());
+    return plan;
+}
+
+struct Key {
+    ConvGeometry g;
+    Direction d;
+    Precision p;
+    int threads;
+    bool operator==(const Key& o) const {
+        return g.n == o.g.n && g.c == o.g.c && g.h == o.g.h && g.w == o.g.w && g.k == o.g.k && g.r == o.g.r &&
+               g.s == o.g.s && g.stride == o.g.stride && g.pad == o.g.pad && d == o.d && p == o.p &&
+               threads == o.threads;
+    }
+};
+
+struct KeyHash {
+    size_t operator()(const Key& k) const {
+        size_t h = 0;
+        for (int64_t v : {k.g.n, k.g.c, k.g.h, k.g.w, k.g.k, k.g.r, k.g.s, k.g.stride, k.g.pad, int64_t(k.d),
+                          int64_t(k.p), int64_t(k.threads)})
+            h = h * 1000003u ^ std::hash<int64_t>()(v);
+        return h;
+    }
+};
+
+// Plans are never freed while a caller may hold one: the cache hands out shared pointers. Past this many
+// (evaluation batches of many sizes, say) it starts afresh rather than grow without bound.
+constexpr size_t kMaxPlans = 512;
+
+std::mutex cache_mutex;
+std::unordered_map<Key, std::shared_ptr<const Plan>, KeyHash> cache;
+
+std::shared_ptr<const Plan> plan_for(const ConvGeometry& g, Direction d, Precision p) {
+    const Key key{g, d, p, omp_get_max_threads()};
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+    std::shared_ptr<const Plan> plan;
+    try {
+        plan = std::make_shared<const Plan>(build_plan(g, d, p));
+    } catch (const dnnl::error& e) {
+        throw Error(describe(g, d, p) + ": oneDNN cannot build it: " + e.what());
+    }
+    if (cache.size() >= kMaxPlans) cache.clear();
+    cache.emplace(key, plan);
+    return plan;
+}
+
+// Per-thread 64-byte-aligned buffers, grown on demand and kept between calls (a hot loop never allocates).
+enum Slot { kSlotA, kSlotB, kSlotOut, kSlotScratchpad, kSlotAccumulate, kSlots };
+
+void* thread_buffer(Slot slot, size_t bytes) {
+    constexpr size_t kAlign = 64;
+    thread_local std::vector<unsigned char> buffers[kSlots];
+    std::vector<unsigned char>& b = buffers[slot];
+    if (b.size() < bytes + kAlign) b.resize(bytes + kAlign);
+    const uintptr_t at = reinterpret_cast<uintptr_t>(b.data());
+    return reinterpret_cast<void*>((at + kAlign - 1) & ~uintptr_t(kAlign - 1));
+}
+
+void run(const ConvGeometry& g, Direction d, Precision p, const float* a, const float* b, float* out) {
+    const std::shared_ptr<const Plan> plan = plan_for(g, d, p);
+    dnnl::engine& eng = cpu_engine();
+    dnnl::stream& stream = thread_stream();
+    // Every buffer first: a later grow would move one a memory object already points at.
+    void* buf_a = plan->to_a ? thread_buffer(kSlotA, plan->conv_a.get_size()) : nullptr;
+    void* buf_b = plan->to_b ? thread_buffer(kSlotB, plan->conv_b.get_size()) : nullptr;
+    void* buf_out = plan->from_out ? thread_buffer(kSlotOut, plan->conv_out.get_size()) : nullptr;
+    void* buf_scratchpad = thread_buffer(kSlotScratchpad, plan->scratchpad_bytes);
+
+    auto execute = [&](const Step& step, std::unordered_map<int, memory> args) {
+        if (step.scratchpad.get_size() > 0)
+            args.emplace(DNNL_ARG_SCRATCHPAD, memory(step.scratchpad, eng, buf_scratchpad));
+        step.prim.execute(stream, args);
+    };
+    const memory user_a(plan->user_a, eng, const_cast<float*>(a)), user_b(plan->user_b, eng, const_cast<float*>(b)),
+        user_out(plan->user_out, eng, out);
+    const memory conv_a = plan->to_a ? memory(plan->conv_a, eng, buf_a) : user_a;
+    const memory conv_b = plan->to_b ? memory(plan->conv_b, eng, buf_b) : user_b;
+    const memory conv_out = plan->from_out ? memory(plan->conv_out, eng, buf_out) : user_out;
+    if (plan->to_a) execute(*plan->to_a, {{DNNL_ARG_FROM, user_a}, {DNNL_ARG_TO, conv_a}});
+    if (plan->to_b) execute(*plan->to_b, {{DNNL_ARG_FROM, user_b}, {DNNL_ARG_TO, conv_b}});
+    execute(plan->conv, {{plan->arg_a, conv_a}, {plan->arg_b, conv_b}, {plan->arg_out, conv_out}});
+    if (plan->from_out) execute(*plan->from_out, {{DNNL_ARG_FROM, conv_out}, {DNNL_ARG_TO, user_out}});
+    stream.wait();
+}
+
+}  // namespace
+
+void forward(const float* x, const float* w, float* y, const ConvGeometry& g, Precision p) {
+    run(g, Direction::Forward, p, x, w, y);
+}
+
+void backward_data(const float* gy, const float* w, float* gx, const ConvGeometry& g, Precision p) {
+    run(g, Direction::BackwardData, p, gy, w, gx);
+}
+
+void backward_weights(const float* x, const float* gy, float* gw, const ConvGeometry& g, bool accumulate,
+                      Precision p) {
+    if (!accumulate) return run(g, Direction::BackwardWeights, p, x, gy, gw);
+    const int64_t n = g.k * g.c * g.r * g.s;
+    float* fresh = static_cast<float*>(thread_buffer(kSlotAccumulate, sizeof(float) * size_t(n)));
+    run(g, Direction::BackwardWeights, p, x, gy, fresh);
+    for (int64_t i = 0; i < n; ++i) gw[i] += fresh[i];
+}
+
+bool cpu_has_bf16() {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);  // a bit mask: AMX includes it
+    return (isa & bf16) == bf16;
+}
+
+size_t cached_plans() {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    return cache.size();
+}
+
+std::string implementation(const ConvGeometry& g, Direction d, Precision p) { return plan_for(g, d, p)->implementation; }
+
+}  // namespace cw::onednn_conv

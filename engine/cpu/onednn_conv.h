@@ -1,0 +1,34 @@
+// The oneDNN convolution: forward, backward-data and backward-weights of the CPU backend's conv on our NCHW fp32
+// tensors and OIHW fp32 weights, in fp32 or with bf16 inputs. engine/cpu/conv.cpp decides when it runs.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "engine/backend.h"
+
+namespace cw::onednn_conv {
+
+// What the convolution multiplies. Bf16: the inputs (src, weights, diff_dst) are rounded to bf16 (to nearest,
+// ties to even, as oneDNN's reorder does) and the products summed in fp32; every result (dst, diff_src,
+// diff_weights) is fp32, and the fp32 buffers passed in are never modified.
+enum class Precision { Fp32, Bf16 };
+
+void forward(const float* x, const float* w, float* y, const ConvGeometry& g, Precision p);
+void backward_data(const float* gy, const float* w, float* gx, const ConvGeometry& g, Precision p);
+// gw (+)= the filter gradient.
+void backward_weights(const float* x, const float* gy, float* gw, const ConvGeometry& g, bool accumulate,
+                      Precision p);
+
+// Whether this CPU multiplies bf16 natively (AVX512_BF16, by oneDNN's ISA query). Without it oneDNN would
+// emulate bf16 at below fp32 speed.
+bool cpu_has_bf16();
+
+// Built primitives held by the cache (one per shape, direction, precision and thread count).
+size_t cached_plans();
+
+// The implementation oneDNN chose for a direction ("jit:avx512_core", ...), for benchmarks and reports.
+enum class Direction { Forward, BackwardData, BackwardWeights };
+std::string implementation(const ConvGeometry& g, Direction d, Precision p);
+
+}  // namespace cw::onednn_conv
