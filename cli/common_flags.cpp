@@ -64,7 +64,10 @@ int parse(CLI::App& app, int argc, const char* const* argv, CommonFlags& f, cons
     f.command_line = shell_command_line(argc, argv);
     try {
         app.parse(argc, argv);
-        if (f.quick && !spec.quick_preset.empty()) apply_quick_preset(app, spec, out);
+        // On `err` when stdout is data: a study's --list-jobs prints job ids for `parallel` (study/study_flags.h).
+        const CLI::Option* list_jobs = app.get_option_no_throw("--list-jobs");
+        const bool stdout_is_data = list_jobs && list_jobs->count() > 0;
+        if (f.quick && !spec.quick_preset.empty()) apply_quick_preset(app, spec, stdout_is_data ? err : out);
     } catch (const CLI::CallForHelp&) {
         out << app.help();
         return 0;

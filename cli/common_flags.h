@@ -46,7 +46,7 @@ void add_common_flags(CLI::App& app, CommonFlags& f, const CommonSpec& spec);
 
 // Parses argv. Returns -1 when the program should go on, otherwise the exit code: 0 after --help or
 // --print-config, 1 after a bad flag (one line on `err` naming it). Applies the --quick preset (one line on `out`
-// says what it set).
+// says what it set; on `err` with a study's --list-jobs, whose stdout is job ids only).
 int parse(CLI::App& app, int argc, const char* const* argv, CommonFlags& f, const CommonSpec& spec, std::ostream& out,
           std::ostream& err);
 

@@ -7,24 +7,16 @@
 //   ./experiments/benz_universality [--quick] [--grid paper|quick|FILE.json] [--out DIR]   every unfinished cell, then
 //                                                                                         the summary
 //   ./experiments/benz_universality --grid G --print-grid          the resolved grid as JSON (edit it, pass it back)
-//   ./experiments/benz_universality --grid G --list-cells          one cell id per line (for GNU parallel)
-//   ./experiments/benz_universality --grid G --cell ID             one cell (an index, e.g. $SLURM_ARRAY_TASK_ID, or
-//                                                                  <setting>/seed<k>); resumable
-//   ./experiments/benz_universality --grid G --summary             gathers whatever cells are finished
+// The cells are the jobs of a study (study/grid_study.h): --list-jobs, --job <setting>/seed<k>, --summary, --slurm
+// and --seeds (instead of the grid's seeds) as in every experiment binary (docs/cluster.md).
 // Every `train` flag given here applies to every cell, after the grid's own flags. docs/benz_universality.md has
 // the grid format, GNU parallel and Slurm.
 #include <CLI/CLI.hpp>
-#include <filesystem>
 #include <iostream>
-#include <set>
-#include <sstream>
 
-#include "util/atomic_file.h"
 #include "study/grid.h"
-#include "study/grid_summary.h"
+#include "study/grid_study.h"
 #include "study/study.h"
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -46,30 +38,6 @@ std::vector<std::string> given_train_flags(const std::vector<CLI::Option*>& opti
     return tokens;
 }
 
-// One cell: resumable (a finished cell is skipped, a half-done one continues). A failure leaves its one line in
-// <cell>/grid_error.txt for the summary.
-int run_cell(const cw::study::Grid& grid, const cw::study::GridCell& cell, const cw::train::JobConfig& defaults,
-             const std::vector<std::string>& extra, const std::string& source, const cw::cli::CommonFlags& common) {
-    using namespace cw;
-    const fs::path dir = fs::path(common.out) / cell.name;
-    const fs::path error_file = dir / "grid_error.txt";
-    study::Arm arm;
-    arm.name = cell.name;
-    arm.job = study::cell_job(grid, cell, defaults, extra, source);
-    cli::CommonFlags c = common;
-    c.resume = true;
-    try {
-        std::cout << "== cell " << cell.index << " of " << study::grid_cells(grid).size() << ": ";
-        const int code = study::run_arm(arm, c, dir.string(), std::cout, /*own_seed=*/true);
-        if (code == 0) fs::remove(error_file);
-        return code;
-    } catch (const std::exception& e) {
-        fs::create_directories(dir);
-        util::write_file_atomic(error_file.string(), std::string(e.what()) + "\n");
-        throw;
-    }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,9 +48,9 @@ int main(int argc, char** argv) {
     base.common.out = "runs/benz_universality";
     base.final_attacks = "pgd20";
     base.final_checkpoints = "last";
+    base.common.resume = true;   // cells always resume: a finished cell is skipped, a half-done one continues
     std::string grid_spec = "paper";
-    std::string cell_id;
-    bool print_grid = false, list_cells = false, summary_only = false;
+    bool print_grid = false;
     // ------------------------------------------------------------------------------------------------------------
     cli::CommonSpec spec;
     spec.program = "benz_universality";
@@ -95,6 +63,10 @@ int main(int argc, char** argv) {
                  "(Benz et al. §3.1)", "benz_universality"};
     cli::add_common_flags(app, base.common, spec);
     app.get_option("--seed")->description("added to every seed of the grid (default 0: the grid's seeds as listed)");
+    study::StudyFlags study_flags;
+    study::add_study_flags(app, study_flags);
+    app.get_option("--seeds")->description("comma-separated: the cells' seeds instead of the grid's (each cell in "
+                                           "<out>/<setting>/seed<k>/, trained with --seed + k)");
     train::JobConfig scratch = base;   // the train flags land here first, and on every cell's job later
     const size_t before = app.get_options().size();
     train::add_job_flags(app, scratch);
@@ -103,53 +75,24 @@ int main(int argc, char** argv) {
     app.add_option("--grid", grid_spec, "paper (Benz §3.1), quick (what --quick selects) or a grid JSON file")
         ->capture_default_str();
     app.add_flag("--print-grid", print_grid, "print the resolved grid as JSON and exit");
-    app.add_flag("--list-cells", list_cells, "print one cell id per line and exit (for GNU parallel)");
-    app.add_option("--cell", cell_id, "run this one cell only: its index (0-based, a Slurm array task id) or "
-                                      "<setting>/seed<k>");
-    app.add_flag("--summary", summary_only, "only gather the finished cells into the summary");
-    // The --quick line goes to stderr: stdout of --list-cells is piped into `parallel` as cell ids.
-    std::ostringstream parsed;
-    if (const int code = cli::parse(app, argc, argv, base.common, spec, parsed, std::cerr); code >= 0) {
-        std::cout << parsed.str();
-        return code;
-    }
-    std::cerr << parsed.str();
+    if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("benz_universality", [&]() -> int {
-        if (int(print_grid) + int(list_cells) + int(!cell_id.empty()) + int(summary_only) > 1)
-            throw std::invalid_argument("--print-grid, --list-cells, --cell and --summary: give one of them");
-        const study::Grid grid = study::load_grid(grid_spec);
+        const bool mode = study_flags.list_jobs || !study_flags.job.empty() || study_flags.summary || study_flags.slurm;
+        if (print_grid && mode)
+            throw std::invalid_argument("--print-grid: give it alone (not with --list-jobs, --job, --summary, --slurm)");
+        const study::Grid grid = study::with_seeds(study::load_grid(grid_spec), study_flags.seeds);
         std::vector<std::string> extra = given_train_flags(train_options);
         if (app.get_option("--epochs")->count()) {
             extra.push_back("--epochs");
             extra.push_back(std::to_string(base.common.epochs));
         }
         base.common.epochs = 1;   // the cells' epochs come from the grid unless given here (then via `extra`)
-        const auto cells = study::grid_cells(grid);
-        for (const study::GridCell& c : cells)   // every setting checked before anything runs
-            if (c.seed == 0) study::cell_job(grid, c, base, extra, grid_spec);
         if (print_grid) {
             std::cout << study::grid_to_json(grid).dump(2) << "\n";
             return 0;
         }
-        if (list_cells) {
-            for (const study::GridCell& c : cells) std::cout << c.index << "\n";
-            return 0;
-        }
-        if (!cell_id.empty()) return run_cell(grid, study::find_cell(grid, cell_id), base, extra, grid_spec, base.common);
-        if (!summary_only) {
-            std::cout << "== " << grid.title << ": " << cells.size() << " cells (" << grid.settings.size()
-                      << " settings × " << grid.seeds.size() << " seeds) into " << base.common.out << "\n";
-            for (const study::GridCell& c : cells) {
-                try {
-                    if (const int code = run_cell(grid, c, base, extra, grid_spec, base.common); code != 0) return code;
-                } catch (const std::exception& e) {
-                    // A cell that cannot run (its dataset is not here) is listed by the summary; the rest go on.
-                    std::cerr << "benz_universality: cell " << c.name << ": " << e.what() << "\n";
-                }
-            }
-        }
-        fs::create_directories(base.common.out);
-        const int finished = study::write_grid_summary(grid, base, extra, grid_spec, base.common.out, std::cout);
-        return finished == static_cast<int>(cells.size()) ? 0 : (summary_only ? 0 : 1);
+        // Every setting is checked (cell_job) before anything runs.
+        const study::Study s = study::grid_study(grid, base, extra, grid_spec, study_flags.seeds);
+        return study::run_study(s, base.common, std::cout, study_flags);
     });
 }

@@ -25,9 +25,13 @@ std::string lower(std::string s) {
 }  // namespace
 
 double estimate_training_seconds(const Study& study, const cli::CommonFlags& common, std::ostream& out) {
-    const auto probe_arm = std::find_if(study.arms.begin(), study.arms.end(),
-                                        [](const Arm& a) { return a.job.method != "natural"; });
-    const Arm& probe = probe_arm == study.arms.end() ? study.arms.front() : *probe_arm;
+    std::vector<const Arm*> training;   // work arms (study/work.h) are not timed: they are not training runs
+    for (const Arm& a : study.arms)
+        if (!a.is_work()) training.push_back(&a);
+    if (training.empty()) return 0;
+    const auto probe_arm = std::find_if(training.begin(), training.end(),
+                                        [](const Arm* a) { return a->job.method != "natural"; });
+    const Arm& probe = probe_arm == training.end() ? *training.front() : **probe_arm;
     // Three optimiser steps in a scratch folder; the first pays for allocation and caches, so the estimate uses
     // the time between the ends of steps 1 and 3.
     // Per process: jobs of one study started side by side (GNU parallel) probe at the same time.
@@ -57,12 +61,12 @@ double estimate_training_seconds(const Study& study, const cli::CommonFlags& com
     if (batches <= 0) return 0;
     double total = 0;
     const double adversarial_steps = probe.job.method_options.steps + 1;
-    for (const Arm& a : study.arms) {
-        const double cost = a.job.method == "natural" ? 1.0 / adversarial_steps : 1.0;
-        total += per_step * cost * batches * static_cast<double>(a.job.common.epochs);
+    for (const Arm* a : training) {
+        const double cost = a->job.method == "natural" ? 1.0 / adversarial_steps : 1.0;
+        total += per_step * cost * batches * static_cast<double>(a->job.common.epochs);
     }
     out << "estimate: one " << probe.job.method << " step takes " << std::fixed << std::setprecision(2) << per_step
-        << " s here, so training the " << study.arms.size() << " runs (" << std::setprecision(0) << batches
+        << " s here, so training the " << training.size() << " runs (" << std::setprecision(0) << batches
         << " batches per epoch) takes about " << util::duration_estimate(total) << " on this machine, evaluations on top.\n";
     return total;
 }
@@ -75,6 +79,7 @@ bool any_started(const std::vector<std::string>& dirs) {
 int confirm_training(const Study& study, const cli::CommonFlags& common, const StudyFlags& flags, bool started,
                      std::ostream& out, std::istream& in, bool in_is_terminal) {
     if (common.quick || (common.resume && started) || !resolve_device(common.device, false).is_cpu()) return -1;
+    if (std::all_of(study.arms.begin(), study.arms.end(), [](const Arm& a) { return a.is_work(); })) return -1;
     out << "estimate: timing a few training steps on this CPU (--quick or a GPU skip this)\n" << std::flush;
     const double seconds = estimate_training_seconds(study, common, out);
     if (train::stop_requested()) {

@@ -132,19 +132,6 @@ std::vector<GridCell> grid_cells(const Grid& g) {
     return cells;
 }
 
-GridCell find_cell(const Grid& g, const std::string& id) {
-    const auto cells = grid_cells(g);
-    const std::string range = "0.." + std::to_string(cells.size() - 1) + " or a name <setting>/seed<k> (see --list-cells)";
-    if (!id.empty() && id.find_first_not_of("0123456789") == std::string::npos) {
-        const unsigned long long i = id.size() > 9 ? cells.size() : std::stoull(id);
-        if (i >= cells.size()) throw std::invalid_argument("--cell: no cell " + id + " in this grid (cells " + range + ")");
-        return cells[i];
-    }
-    for (const GridCell& c : cells)
-        if (c.name == id) return c;
-    throw std::invalid_argument("--cell: no cell '" + id + "' in this grid (cells " + range + ")");
-}
-
 train::JobConfig cell_job(const Grid& g, const GridCell& cell, const train::JobConfig& defaults,
                           const std::vector<std::string>& extra_flags, const std::string& source) {
     const GridSetting& s = g.settings.at(cell.setting);

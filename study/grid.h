@@ -1,7 +1,8 @@
 #pragma once
 // A grid of training runs (Benz et al. §3.1, "universality"): settings × seeds, each cell one whole job (jobs/job.h)
-// in its own folder, run in order by one process or spread over many — each cell runs alone from its id, so GNU
-// parallel or a Slurm job array can schedule them — and gathered at the end (study/grid_summary.h).
+// in its own folder. benz_universality runs it as a study (study/study.h) whose arms are the settings and whose
+// seeds are the grid's, so a cell is a study job — --list-jobs, --job, --summary, --slurm like every experiment
+// binary (docs/cluster.md) — and the study's summary is the grid's (study/grid_summary.h).
 //
 // A grid is JSON:
 //   {"title": "...", "seeds": [0, 1, 2],
@@ -12,8 +13,8 @@
 // train flags given on the command line (they win, as a flag given beside --quick does).
 //
 // Cells: cell i = seed index i / S, setting i % S (S settings): seed-major, so a grid run in order, or a partly
-// finished array, covers every setting with its first seed before any second one. A cell's name is
-// "<setting>/seed<k>", its folder <out>/<setting>/seed<k>/; --cell takes either.
+// finished array, covers every setting with its first seed before any second one — the order of the study's jobs.
+// A cell's name is "<setting>/seed<k>", its folder <out>/<setting>/seed<k>/: the study job's id and folder.
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -55,8 +56,6 @@ Grid quick_grid();
 std::vector<std::string> split_flags(const std::string& text);
 
 std::vector<GridCell> grid_cells(const Grid& g);
-// A cell by index ("7") or name ("mnist-lenet5-natural/seed1"); throws naming --cell and the valid range.
-GridCell find_cell(const Grid& g, const std::string& id);
 
 // The cell's job: `defaults` with the base flags, the setting's flags and `extra_flags` parsed onto it, the seed
 // set to the cell's. Throws "<source>: setting '<name>': <flag error>" on a bad flag.

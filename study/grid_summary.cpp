@@ -119,7 +119,7 @@ Gathered gather(const Grid& grid, const train::JobConfig& defaults, const std::v
         s.group = job.data.dataset + (job.data.classes == "all" ? "" : " " + job.data.classes);
         s.pair_key = s.group + " | " + flags_without_method(grid.settings[c.setting]);
         const fs::path dir = fs::path(out) / c.name;
-        const fs::path error_file = dir / "grid_error.txt";
+        const fs::path error_file = dir / "job_error.txt";
         if (!arm_finished(arm(c.name, job, job.method), dir.string())) {
             std::string state = fs::exists(error_file) ? "failed: " + util::read_file_text(error_file.string())
                                 : fs::exists(dir)      ? "unfinished"

@@ -51,7 +51,7 @@ struct Agreement {
 Agreement ranking_agreement(const std::vector<const SettingRuns*>& settings, bool robust);
 
 // Gathers the finished cells under `out` (a cell is finished when study::arm_finished says so) and writes the files
-// above. A missing or failed cell (its <cell>/grid_error.txt) is listed and skipped. Returns the number of
+// above. A missing or failed cell (its <cell>/job_error.txt, study/job_run.h) is listed and skipped. Returns the number of
 // finished cells.
 int write_grid_summary(const Grid& grid, const train::JobConfig& defaults, const std::vector<std::string>& extra_flags,
                        const std::string& source, const std::string& out, std::ostream& log);

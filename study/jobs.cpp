@@ -108,6 +108,10 @@ JobState job_state(const Study& study, const StudyJob& job) {
     if (live_lock_holder(job.dir)) return JobState::Running;
     if (fs::exists(fs::path(job.dir) / "job_error.txt")) return JobState::Failed;
     if (fs::exists(fs::path(job.dir) / "job.json")) return JobState::Started;
+    // Work (study/work.h) writes no job.json: any file of its own (not the lock of a dead process) means started.
+    if (study.arms[job.arm].is_work() && fs::is_directory(job.dir))
+        for (const auto& e : fs::directory_iterator(job.dir))
+            if (e.path().filename() != ".lock") return JobState::Started;
     return JobState::Missing;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // A study's units of work for a cluster: one job per arm (per arm and seed with --seeds 0,1,2), each a whole
-// resumable training run in its own folder, with the jobs it needs finished first (FRL fine-tunes PGD-AT's
-// checkpoint of the same seed). --list-jobs prints them level by level (a job's level is one more than the
+// resumable training run — or other work, study/work.h — in its own folder, with the jobs it needs finished first
+// (FRL fine-tunes PGD-AT's checkpoint of the same seed; benz_features trains on the feature set a construction job
+// built from a source model's job). --list-jobs prints them level by level (a job's level is one more than the
 // highest level of what it needs), so running the levels in order — GNU parallel per level, a Slurm array per level
 // with afterok between them (study/slurm.h) — always finds a job's inputs.
 //
@@ -41,8 +42,9 @@ const StudyJob& find_job(const std::vector<StudyJob>& jobs, const std::string& i
 enum class JobState { Finished, Failed, Running, Started, Missing };
 const char* job_state_name(JobState s);
 
-// Finished: every final evaluation written; Failed: <dir>/job_error.txt (the one-line error of its last try);
-// Running: a live process holds its lock (study/job_lock.h); Started: files but none of those; Missing: nothing.
+// Finished: every final evaluation written (work, study/work.h: its own test); Failed: <dir>/job_error.txt (the
+// one-line error of its last try); Running: a live process holds its lock (study/job_lock.h); Started: files but
+// none of those; Missing: nothing.
 JobState job_state(const Study& study, const StudyJob& job);
 
 }  // namespace cw::study

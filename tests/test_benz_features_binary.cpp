@@ -33,24 +33,26 @@ TEST_CASE("benz_features: sources, feature sets, three arms per class on the syn
         CHECK(job.at("train_images") == 40);   // 4 per class
         CHECK(job.at("epochs") == 2);          // --set-epochs, not the sources' --epochs
         const std::string file = arm == "original" ? "original" : arm == "robust_set" ? "robust" : "nonrobust";
-        CHECK(job.at("train_file") == (out / "feature_sets" / (file + ".safetensors")).string());
+        CHECK(job.at("train_file") == (out / "feature_sets" / file / "set.safetensors").string());
     }
-    const auto construction = nlohmann::json::parse(read_text(out / "feature_sets/construction.json"));
     for (const std::string set : {"robust", "nonrobust"}) {
         INFO(set);
-        const auto& c = construction.at(set);
+        const auto c = nlohmann::json::parse(read_text(out / "feature_sets" / set / "construction.json"));
         CHECK(c.at("images") == 40);
         CHECK(c.at("steps") == 10);
         CHECK(c.at("mean_final_loss").get<double>() < c.at("mean_start_loss").get<double>());
     }
-    CHECK(construction.at("robust").at("source") == (out / "sources/pgd_at/last.safetensors").string());
-    CHECK(construction.at("nonrobust").at("source") == (out / "sources/natural/last.safetensors").string());
-    const cw::st::File robust = cw::st::read_file((out / "feature_sets/robust.safetensors").string());
+    CHECK(nlohmann::json::parse(read_text(out / "feature_sets/robust/construction.json")).at("source") ==
+          (out / "sources/pgd_at/last.safetensors").string());
+    CHECK(nlohmann::json::parse(read_text(out / "feature_sets/nonrobust/construction.json")).at("source") ==
+          (out / "sources/natural/last.safetensors").string());
+    const cw::st::File robust = cw::st::read_file((out / "feature_sets/robust/set.safetensors").string());
     CHECK(robust.tensors.at("images").shape == std::vector<int64_t>{40, 3, 32, 32});
     CHECK(robust.metadata.at("source_model") == (out / "sources/pgd_at/last.safetensors").string());
 
     const std::string summary = read_text(out / "summary.md");
-    for (const char* row : {"| original |", "| robust_set |", "| nonrobust_set |"}) CHECK(summary.find(row) != std::string::npos);
+    for (const char* row : {"| original |", "| robust_set |", "| nonrobust_set |", "| pgd_at |"})
+        CHECK(summary.find(row) != std::string::npos);
     const std::string table = read_text(out / "features_table.md");
     CHECK(table.find("| robust | 40 | 10 | 0.1 |") != std::string::npos);
     CHECK(table.find("| class | original clean | original PGD-20 | robust_set clean |") != std::string::npos);
@@ -61,7 +63,7 @@ TEST_CASE("benz_features: sources, feature sets, three arms per class on the syn
     INFO(again.text);
     REQUIRE(again.code == 0);
     CHECK(again.text.find("nonrobust_set finished before; skipped") != std::string::npos);
-    CHECK(again.text.find("exists (same settings); kept") != std::string::npos);
+    CHECK(again.text.find("feature_sets/robust finished before; skipped") != std::string::npos);
     CHECK(again.text.find("epoch 1/") == std::string::npos);
     CHECK(again.text.find("feature set: batch") == std::string::npos);
 
@@ -74,9 +76,9 @@ TEST_CASE("benz_features: sources, feature sets, three arms per class on the syn
     INFO(given.text);
     REQUIRE(given.code == 0);
     CHECK(!fs::exists(out2 / "sources"));
-    CHECK(given.text.find("source models") == std::string::npos);
+    CHECK(given.text.find("(pgd_at) into") == std::string::npos);
     // Same sources, seed and images: the same sets.
-    CHECK(cw::st::read_file((out2 / "feature_sets/robust.safetensors").string()).tensors.at("images").bytes ==
+    CHECK(cw::st::read_file((out2 / "feature_sets/robust/set.safetensors").string()).tensors.at("images").bytes ==
           robust.tensors.at("images").bytes);
     fs::remove_all(out);
     fs::remove_all(out2);

@@ -4,9 +4,12 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <filesystem>
 
 #include "study/grid.h"
+#include "study/grid_study.h"
 #include "study/grid_summary.h"
+#include "study/job_run.h"
 
 using namespace cw;
 
@@ -39,11 +42,6 @@ TEST_CASE("benz grid: settings × seeds, seed-major cell ids and names", "[benz-
     REQUIRE(cells[2].name == "nat/seed5");
     REQUIRE(cells[3].setting == 1);
     REQUIRE(cells[3].seed == 1);
-    REQUIRE(study::find_cell(g, "3").name == "at/seed5");
-    REQUIRE(study::find_cell(g, "nat/seed5").index == 2);
-    REQUIRE_THROWS_WITH(study::find_cell(g, "4"),
-                        "--cell: no cell 4 in this grid (cells 0..3 or a name <setting>/seed<k> (see --list-cells))");
-    REQUIRE_THROWS_WITH(study::find_cell(g, "nat/seed1"), Catch::StartsWith("--cell: no cell 'nat/seed1' in this grid"));
     // The JSON printed by --print-grid reads back to the same grid.
     const study::Grid back = study::grid_from_json(study::grid_to_json(g), "printed");
     REQUIRE(back.settings[1].flags == g.settings[1].flags);
@@ -68,6 +66,43 @@ TEST_CASE("benz grid: flags apply in order base, setting, command line; the seed
     REQUIRE(at.common.seed == 105);
     REQUIRE(study::cell_job(g, cells[1], defaults, {"--lr", "0.3"}).trainer.recipe.lr == Approx(0.3));
     REQUIRE(study::flags_without_method(g.settings[1]) == "--lr 0.2");
+}
+
+TEST_CASE("benz grid: a grid is a study: its cells are the jobs, in cell order, each with the cell's own job",
+          "[benz-grid]") {
+    const study::Grid g = study::grid_from_json(two_by_two(), "g.json");
+    train::JobConfig defaults;
+    defaults.common.seed = 100;
+    defaults.common.out = "o";
+    std::string seeds;
+    const study::Study s = study::grid_study(g, defaults, {"--epochs", "3"}, "g.json", seeds);
+    REQUIRE(seeds == "0,5");   // the grid's seeds become the study's --seeds
+    REQUIRE(s.arms.size() == 2);
+    CHECK(s.keep_going);
+    REQUIRE(s.summary);
+    const auto jobs = study::study_jobs(s, "o", study::parse_seeds(seeds));
+    const auto cells = study::grid_cells(g);
+    REQUIRE(jobs.size() == cells.size());
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        INFO(cells[i].name);
+        CHECK(jobs[i].id == cells[i].name);   // "at/seed5": the cell's name and folder
+        CHECK(jobs[i].dir == (std::filesystem::path("o") / cells[i].name).string());
+        CHECK(jobs[i].level == 0);
+        // The job trains what cell_job says the cell is — the seed the cell's (--seed + the grid's seed), not the
+        // setting's first.
+        cli::CommonFlags common = defaults.common;
+        const train::JobConfig job = study::job_arm(s, jobs[i], jobs, common).job;
+        const train::JobConfig cell = study::cell_job(g, cells[i], defaults, {"--epochs", "3"});
+        CHECK(job.common.seed == cell.common.seed);
+        CHECK(job.method == cell.method);
+        CHECK(job.trainer.recipe.lr == cell.trainer.recipe.lr);
+        CHECK(job.common.epochs == 3);
+    }
+    CHECK(study::job_arm(s, jobs[3], jobs, defaults.common).job.common.seed == 105);
+    // --seeds replaces the grid's seeds.
+    CHECK(study::with_seeds(g, "7,2").seeds == std::vector<uint64_t>{7, 2});
+    CHECK(study::with_seeds(g, "").seeds == g.seeds);
+    REQUIRE_THROWS_WITH(study::with_seeds(g, "1,x"), Catch::StartsWith("--seeds: 'x'"));
 }
 
 TEST_CASE("benz grid: a bad config is one line naming the grid, the setting and the flag", "[benz-grid]") {

@@ -45,9 +45,9 @@ TEST_CASE("gaussian training: the binary's --quick protocol on a tiny config wri
                                              "K2_eps0.3_adversarial", "K2_eps0.5_adversarial"};
     for (const std::string& m : models) {
         INFO(m);
-        const fs::path file = out / "models" / m / "results.json";
+        const fs::path file = out / m / "results.json";
         REQUIRE(fs::exists(file));
-        CHECK(fs::exists(out / "models" / m / "records.csv"));
+        CHECK(fs::exists(out / m / "records.csv"));
         const nlohmann::json j = nlohmann::json::parse(util::read_file_text(file.string()));
         for (const std::string& f : eval::results_required_fields()) CHECK(j.contains(f));
         CHECK(j.at("classes") == nlohmann::json::array({"-1", "+1"}));
