@@ -28,11 +28,13 @@ audit=${AUDIT:-build/tools/audit}
 # class), which picks best_robust and feeds FRL's constraints and CFA's FAWA; the final evaluation is the whole test
 # set, clean and PGD-20 (alpha eps/4, one random start).
 declare -A data optim frl_optim
-data[fashion-mnist]="--dataset fashion-mnist --epochs 5 --batch-size 128 --val-split fraction:0.02 --eval-n 0 --epoch-eval-n 2000 --eval-steps 20"
+# Fashion-MNIST at eps 0.05, not the project's default 0.1: at 0.1 PGD-AT gives up Shirt at every schedule the pilot
+# probed (results/reproduction/pilot-probe/), leaving no room to lift the worst class (criterion a).
+data[fashion-mnist]="--dataset fashion-mnist --eps 0.05 --epochs 5 --batch-size 128 --val-split fraction:0.02 --eval-n 0 --epoch-eval-n 2000 --eval-steps 20"
 optim[fashion-mnist]="--optimizer sgd --lr 0.05 --schedule piecewise"
 data[gtsrb32]="--dataset gtsrb32 --classes top:17 --eps 12/255 --epochs 5 --batch-size 128 --attack-steps 5 --val-split fraction:0.02 --eval-n 0 --epoch-eval-n 1000 --eval-steps 20"
 optim[gtsrb32]="--optimizer adam --lr 0.001 --wd 0 --schedule piecewise"
-eps_of() { case $1 in fashion-mnist) echo 0.1 ;; gtsrb32) echo 12/255 ;; esac; }
+eps_of() { case $1 in fashion-mnist) echo 0.05 ;; gtsrb32) echo 12/255 ;; esac; }
 # FRL fine-tunes the PGD-AT model of the same seed (its hot start) with the reference code's SGD (momentum 0.9,
 # wd 5e-4, constant rate) for 2 epochs.
 frl_optim="--epochs 2 --optimizer sgd --lr 0.01 --wd 5e-4 --schedule constant"
