@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "util/split_list.h"
 #include "bench/bench_util.h"
 #include "bench/conv_variants.h"
 #include "bench/flop_count.h"
@@ -151,14 +152,6 @@ void bench_workload(const Workload& w, double sgemm, const std::vector<cw_bench:
     cpu_backend().set_conv_policy(saved);
 }
 
-std::vector<std::string> split_commas(const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream in(s);
-    for (std::string item; std::getline(in, item, ',');)
-        if (!item.empty()) out.push_back(item);
-    return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -171,7 +164,7 @@ int main(int argc, char** argv) {
         if (a == "--quick") {
             quick = true;
         } else if (a == "--workloads" && i + 1 < argc) {
-            selected = split_commas(argv[++i]);
+            selected = cw::util::split_list(argv[++i]);
         } else if (a == "--conv" && i + 1 < argc) {
             std::string error;
             if (!cw_bench::parse_conv_variants(argv[++i], &variants, &error)) {

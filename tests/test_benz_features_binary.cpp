@@ -5,15 +5,13 @@
 #include <catch2/catch.hpp>
 
 #include "nn/safetensors.h"
+#include "tests/test_benz_features_flags.h"
 #include "tests/test_experiments_util.h"
 
 using namespace cw_experiments_test;
 
 namespace {
-const char* kTiny =
-    "--quick --dataset synthetic --arch lenet5 --train-n 200 --eval-n 40 --epoch-eval-n 20 --epochs 1 --attack-steps 2 "
-    "--eval-steps 2 --batch-size 50 --optimizer adam --lr 0.003 --wd 0 --device cpu --seed 1 --feature-n 40 "
-    "--feature-steps 10 --feature-batch-size 20 --set-epochs 2";
+const char* kTiny = kBenzFeaturesTiny;
 }
 
 TEST_CASE("benz_features: sources, feature sets, three arms per class on the synthetic set", "[benz_features][experiments]") {

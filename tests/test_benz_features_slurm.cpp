@@ -8,6 +8,7 @@
 #include <string>
 
 #include "nn/safetensors.h"
+#include "tests/test_benz_features_flags.h"
 #include "tests/test_slurm_one_node.h"
 
 namespace fs = std::filesystem;
@@ -16,13 +17,11 @@ using namespace cw_slurm_test;
 
 namespace {
 
-// The tiny synthetic protocol of tests/test_benz_features_jobs.cpp; one thread, no figures.
+// The tiny synthetic protocol (tests/test_benz_features_flags.h); one thread, no figures.
 std::string features(const std::string& args) {
     return "env CLASSWISE_THREADS=1 CLASSWISE_GNUPLOT=/nonexistent " +
            (repo_root() / "experiments" / "benz_features").string() +
-           " --quick --dataset synthetic --arch lenet5 --train-n 200 --eval-n 40 --epoch-eval-n 20 --epochs 1"
-           " --attack-steps 2 --eval-steps 2 --batch-size 50 --optimizer adam --lr 0.003 --wd 0 --device cpu --seed 1"
-           " --feature-n 40 --feature-steps 10 --feature-batch-size 20 --set-epochs 2 " + args + " 2>&1";
+           " " + std::string(cw_experiments_test::kBenzFeaturesTiny) + " " + args + " 2>&1";
 }
 
 std::string evaluations(const fs::path& results) {
