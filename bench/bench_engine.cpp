@@ -204,7 +204,7 @@ int main(int argc, char** argv) {
                 "convolutions %s\n",
                 omp_get_max_threads(), openblas_get_num_threads(), openblas_get_corename(),
                 coretype ? ", OPENBLAS_CORETYPE=" : "", coretype ? coretype : "", static_cast<long long>(kBatch),
-                cw_bench::describe(cpu_backend().conv_policy()).c_str());
+                describe(cpu_backend().conv_policy()).c_str());
     const double sgemm = sgemm_gflops(2048, quick ? 3 : 5);
     std::printf("sgemm 2048x2048x2048 (engine gemm, best of %d): %.1f GFLOP/s\n", quick ? 3 : 5, sgemm);
     std::printf("%-16s %-15s %10s %10s %8s %8s %8s\n", "model", "step", "ms/step", "GFLOP/step", "GFLOP/s", "%sgemm",

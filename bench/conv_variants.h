@@ -41,10 +41,5 @@ inline bool parse_conv_variants(const std::string& list, std::vector<ConvVariant
     return true;
 }
 
-inline std::string describe(const cw::ConvPolicy& p) {
-    const char* path = p.path == cw::ConvPath::Native ? "native" : p.path == cw::ConvPath::OneDnn ? "onednn" : "auto";
-    return std::string("CLASSWISE_CONV=") + path +
-           (p.precision == cw::ConvPrecision::Bf16 ? " CLASSWISE_PRECISION=bf16" : " CLASSWISE_PRECISION=fp32");
-}
 
 }  // namespace cw_bench

@@ -16,6 +16,7 @@
 #include "datasets/dataset.h"
 #include "datasets/registry.h"
 #include "datasets/splits.h"
+#include "engine/cpu/cpu_backend.h"
 #include "util/atomic_file.h"
 #include "report/run_page.h"
 #include "jobs/audit.h"
@@ -386,6 +387,9 @@ int run_job_signalled(JobConfig& job, std::ostream& out) {
                                {"test_images", test_idx.size()}, {"seed", common.seed}, {"device", device.str()},
                                {"ema", tc.ema.every}, {"audit_steps", tc.audit_steps}, {"init", job.init},
                                {"command_line", common.command_line}};
+    // The CPU convolution code changes results at float rounding (docs/engine.md), so a study that compares runs
+    // must see that they all ran under one setting: the environment's, recorded here.
+    if (device.is_cpu()) resolved["cpu_convolutions"] = describe(cpu_backend().conv_policy());
     util::write_file_atomic((std::filesystem::path(common.out) / "job.json").string(), resolved.dump(2) + "\n");
     out << "model: " << arch << " (" << model->num_parameters() << " parameters) on " << device.str() << "; eps "
         << over_255(eps) << "; per-epoch evaluation: clean and pgd" << tc.eval_steps << " (alpha eps/4)\n";

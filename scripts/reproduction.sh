@@ -1,11 +1,13 @@
 #!/bin/bash
 # The reproduction study (docs/reproduction.md): the three papers' claims tested at a scale two CPU cores can run,
-# Fashion-MNIST (full training set, eps 0.1, small CNN) and GTSRB restricted to FRL's 17 classes (eps 12/255, FRL's
+# Fashion-MNIST (full training set, eps 0.05, small CNN) and GTSRB restricted to FRL's 17 classes (eps 12/255, FRL's
 # small CNN), every arm with several seeds, evaluated on the whole test set.
 #   scripts/reproduction.sh pilot|study|autoattack [DATASET ...]        (default: both datasets)
 #   scripts/reproduction.sh list pilot|study|autoattack [DATASET ...]   (print the jobs, run nothing)
 # Environment: ARMS (the arms, below), OUT (runs/reproduction), RESULTS (results/reproduction), WORKERS (2), TRAIN (build/tools/train),
-# AUDIT (build/tools/audit). Each job is one `build/tools/train` (or `audit`) process with one CPU thread; WORKERS of
+# AUDIT (build/tools/audit). Every process runs under one convolution setting, oneDNN fp32 (docs/engine.md): about
+# 1.45x the native path's speed on one thread and equal to it at float rounding; it is fixed here, not taken from the
+# environment, so every arm and seed of the study ran the same code (job.json records it as cpu_convolutions). Each job is one `build/tools/train` (or `audit`) process with one CPU thread; WORKERS of
 # them drain a queue. A finished job is never redone and an interrupted one resumes from its saved state (--resume),
 # so the script can be stopped at any moment and started again. An FRL job waits for its PGD-AT hot start, a FAAL
 # job for its TRADES model. When a
@@ -20,6 +22,7 @@ datasets=${*:-fashion-mnist gtsrb32}
 out=${OUT:-runs/reproduction}
 results=${RESULTS:-results/reproduction}
 workers=${WORKERS:-2}
+convolutions="env CLASSWISE_CONV=onednn CLASSWISE_PRECISION=fp32"
 train=${TRAIN:-build/tools/train}
 audit=${AUDIT:-build/tools/audit}
 
@@ -70,7 +73,8 @@ arm_flags() {  # arm dataset seed
 checkpoints_of() { case $1 in cfa_*|fair_tat_ema) echo last,best_robust,ema_last ;; *) echo last,best_robust ;; esac; }
 
 # The pilot: PGD-AT alone, 3 seeds, at the protocol's setting, to check its two criteria (worst class >= 10% PGD-20
-# on average; the last two epochs within one point).
+# on average; the last two epochs within one point). Its runs are the study's PGD-AT seeds 0-2 (same folders), so
+# the study never trains them twice.
 jobs() {
     local ds a s
     for ds in $datasets; do
@@ -85,7 +89,7 @@ jobs() {
 
 train_command() {  # dataset arm seed dir
     local ds=$1 a=$2 s=$3 dir=$4
-    echo "$train ${data[$ds]} $(arm_flags "$a" "$ds" "$s") --seed $s --final-attacks pgd20 --final-checkpoints $(checkpoints_of "$a") --out $dir"
+    echo "$convolutions $train ${data[$ds]} $(arm_flags "$a" "$ds" "$s") --seed $s --final-attacks pgd20 --final-checkpoints $(checkpoints_of "$a") --out $dir"
 }
 
 collect() {  # the small files of a finished run, into the results tree
@@ -99,18 +103,16 @@ collect() {  # the small files of a finished run, into the results tree
 }
 
 run_one() {
-    local ds=$1 a=$2 s=$3 dir="$out/$1/$2/seed$3" dst="$results/$phase/$1/$2/seed$3"
-    [ "$phase" = pilot ] && dir="$out/pilot/$ds/$a/seed$s"
-    [ "$phase" = study ] && dst="$results/$ds/$a/seed$s"
+    local ds=$1 a=$2 s=$3 dir="$out/$1/$2/seed$3" dst="$results/$1/$2/seed$3"
     if [ "$phase" = autoattack ]; then
         # The standard AutoAttack cascade on the first 1,000 test images of seed 0's last checkpoint.
         local aa="$dir/autoattack"
         [ -s "$aa/results.json" ] && { echo "done already: $aa"; return 0; }
         [ -s "$dir/last.safetensors" ] || { echo "waiting for nothing: $dir has no last.safetensors yet; run the study first"; return 1; }
-        local cmd="$audit --weights $dir/last.safetensors --dataset $ds $(case $ds in gtsrb32) echo --classes top:17;; esac) --eps $(eps_of "$ds") --attacks clean,autoattack --n 1000 --out $aa"
+        local cmd="$convolutions $audit --weights $dir/last.safetensors --dataset $ds $(case $ds in gtsrb32) echo --classes top:17;; esac) --eps $(eps_of "$ds") --attacks clean,autoattack --n 1000 --out $aa"
         echo "$cmd"
         CLASSWISE_THREADS=1 $cmd --resume >> "$dir/autoattack.log" 2>&1 || { echo "FAILED: $cmd (see $dir/autoattack.log)"; return 1; }
-        collect "$dir" "$results/$ds/$a/seed$s"
+        collect "$dir" "$dst"
         return 0
     fi
     if [ -s "$dir/eval_last/results.json" ]; then collect "$dir" "$dst"; echo "done already: $dir"; return 0; fi
@@ -132,10 +134,12 @@ if [ "$list_only" = 1 ]; then
     exit 0
 fi
 
-# The queue: hot starts first (PGD-AT and TRADES before their FRL and FAAL fine-tunes), so a fine-tune seldom waits.
+# The queue, seed by seed: every arm's seed 0 before any seed 1, so that a study stopped midway has whole paired
+# seeds to compare; within a seed the hot starts first (PGD-AT and TRADES before their FRL and FAAL fine-tunes, which
+# come last), so a fine-tune seldom waits.
 mkdir -p "$out"
 queue="$out/queue-$phase.txt"
-jobs | sort -s -k2,2 -t' ' | awk '{print ($2 ~ /^(frl_|faal)/ ? 1 : 0), $0}' | sort -s -n -k1,1 | cut -d' ' -f2- > "$queue"
+jobs | awk '{print $3, ($2 ~ /^(pgd_at|trades)$/ ? 0 : $2 ~ /^(frl_|faal)/ ? 2 : 1), $0}' | sort -s -k1,1n -k2,2n | cut -d' ' -f3- > "$queue"
 worker() {
     local job
     while true; do

@@ -145,6 +145,12 @@ ConvPolicy resolve_conv_policy(ConvPath path, ConvPrecision precision, bool cpu_
     return {path, precision};
 }
 
+std::string describe(const ConvPolicy& p) {
+    const char* path = p.path == ConvPath::Native ? "native" : p.path == ConvPath::OneDnn ? "onednn" : "auto";
+    return std::string("CLASSWISE_CONV=") + path +
+           (p.precision == ConvPrecision::Bf16 ? " CLASSWISE_PRECISION=bf16" : " CLASSWISE_PRECISION=fp32");
+}
+
 ConvPolicy CpuBackend::conv_policy_from_environment() {
     const ConvPath path = parse_conv_path(std::getenv("CLASSWISE_CONV"));
     const ConvPrecision precision = parse_conv_precision(std::getenv("CLASSWISE_PRECISION"));

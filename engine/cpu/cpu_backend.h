@@ -25,6 +25,9 @@ ConvPrecision parse_conv_precision(const char* text);
 // The policy that runs: bf16 on a CPU without native bf16 becomes fp32, and *note (when given) says so in one
 // line; otherwise *note is left empty.
 ConvPolicy resolve_conv_policy(ConvPath path, ConvPrecision precision, bool cpu_has_bf16, std::string* note);
+// "CLASSWISE_CONV=onednn CLASSWISE_PRECISION=fp32": the setting as the environment would give it, for run records
+// (job.json) and benchmark headers.
+std::string describe(const ConvPolicy& policy);
 
 class CpuBackend final : public Backend {
 public:
