@@ -17,6 +17,7 @@
 #include "datasets/registry.h"
 #include "datasets/splits.h"
 #include "engine/cpu/cpu_backend.h"
+#include "engine/cpu/precision_scope.h"
 #include "util/atomic_file.h"
 #include "report/run_page.h"
 #include "jobs/audit.h"
@@ -247,6 +248,11 @@ void add_job_flags(CLI::App& app, JobConfig& job) {
         ->check(CLI::Range(0.f, 1.f))->capture_default_str();
     app.add_option("--ema-start", t.ema.start_epoch, "first epoch (0-based) that updates the average (CFA paper 50, codes 0)")
         ->check(CLI::Range(int64_t{0}, int64_t{1000000}))->capture_default_str();
+    app.add_option("--precision", job.precision,
+                   "the training step's CPU convolutions: fp32, or bf16 (bf16 inputs, fp32 sums, fp32 master weights; "
+                   "needs AVX512_BF16, else fp32 with a note); evaluations stay as CLASSWISE_PRECISION says (fp32 "
+                   "unless set)")
+        ->check(CLI::IsMember({"fp32", "bf16"}));
     app.add_option("--audit-steps", t.audit_steps,
                    "write steps.csv every N optimiser steps: per class the loss, count, gradient-share norm and cosine "
                    "with the full gradient (0: off; costs one backward pass per class present)")
@@ -290,6 +296,12 @@ int run_job_signalled(JobConfig& job, std::ostream& out) {
     const std::vector<std::string> corruptions = eval::parse_corruption_list("--final-corruptions", job.final_corruptions);
     const std::vector<int> severities = eval::parse_severities("--corruption-severities", job.corruption_severities);
     const Device device = resolve_device(common.device);
+    if (!job.precision.empty()) {
+        if (!device.is_cpu())
+            throw std::invalid_argument("--precision " + job.precision + ": only the CPU backend has a precision setting; "
+                                        "the CUDA backend trains in fp32 (TF32 matrix units)");
+        job.trainer.step_precision = parse_precision_flag("--precision", job.precision);
+    }
     manual_seed(common.seed);
     std::filesystem::create_directories(common.out);
 
@@ -390,6 +402,7 @@ int run_job_signalled(JobConfig& job, std::ostream& out) {
     // The CPU convolution code changes results at float rounding (docs/engine.md), so a study that compares runs
     // must see that they all ran under one setting: the environment's, recorded here.
     if (device.is_cpu()) resolved["cpu_convolutions"] = describe(cpu_backend().conv_policy());
+    if (!job.precision.empty()) resolved["precision"] = job.precision + " (training steps; evaluations as cpu_convolutions)";
     util::write_file_atomic((std::filesystem::path(common.out) / "job.json").string(), resolved.dump(2) + "\n");
     out << "model: " << arch << " (" << model->num_parameters() << " parameters) on " << device.str() << "; eps "
         << over_255(eps) << "; per-epoch evaluation: clean and pgd" << tc.eval_steps << " (alpha eps/4)\n";

@@ -294,8 +294,8 @@ TEST_CASE("conv policy: auto sends oneDNN the layers it won in the probe, native
 
 TEST_CASE("CLASSWISE_CONV and CLASSWISE_PRECISION: the documented values, anything else a one-line error",
           "[conv][onednn]") {
-    CHECK(parse_conv_path(nullptr) == ConvPath::Native);
-    CHECK(parse_conv_path("") == ConvPath::Native);
+    CHECK(parse_conv_path(nullptr) == ConvPath::OneDnn);  // the default
+    CHECK(parse_conv_path("") == ConvPath::OneDnn);
     CHECK(parse_conv_path("native") == ConvPath::Native);
     CHECK(parse_conv_path("onednn") == ConvPath::OneDnn);
     CHECK(parse_conv_path("auto") == ConvPath::Auto);
@@ -342,7 +342,8 @@ TEST_CASE("CLASSWISE_CONV / CLASSWISE_PRECISION reach the backend; the bf16 fall
         INFO(out.text);
         return out;
     };
-    CHECK(run("").text.find("policy 0 0\n") != std::string::npos);  // default: native, fp32
+    CHECK(run("").text.find("policy 1 0\n") != std::string::npos);  // default: onednn, fp32
+    CHECK(run("CLASSWISE_CONV=native").text.find("policy 0 0\n") != std::string::npos);
     CHECK(run("CLASSWISE_CONV=auto").text.find("policy 2 0\n") != std::string::npos);
     CHECK(run("CLASSWISE_CONV=onednn CLASSWISE_PRECISION=fp32").text.find("policy 1 0\n") != std::string::npos);
     const auto bad = run("CLASSWISE_CONV=fast");
@@ -351,13 +352,13 @@ TEST_CASE("CLASSWISE_CONV / CLASSWISE_PRECISION reach the backend; the bf16 fall
     // DNNL_MAX_CPU_ISA caps what oneDNN may use: an AVX-512 CPU without bf16, as far as the backend can tell.
     const std::string note = "CLASSWISE_PRECISION=bf16 but this CPU has no AVX512_BF16";
     const auto capped = run("CLASSWISE_PRECISION=bf16 DNNL_MAX_CPU_ISA=AVX512_CORE");
-    CHECK(capped.text.find("policy 0 0\n") != std::string::npos);
+    CHECK(capped.text.find("policy 1 0\n") != std::string::npos);
     const size_t first = capped.text.find(note);
     CHECK(first != std::string::npos);
     CHECK(capped.text.find(note, first + 1) == std::string::npos);
     if (onednn_conv::cpu_has_bf16()) {
         const auto native_bf16 = run("CLASSWISE_PRECISION=bf16");
-        CHECK(native_bf16.text.find("policy 0 1\n") != std::string::npos);
+        CHECK(native_bf16.text.find("policy 1 1\n") != std::string::npos);
         CHECK(native_bf16.text.find(note) == std::string::npos);
     }
 }

@@ -80,12 +80,12 @@ TEST_CASE("train job: files, validation rows, checkpoints and the final per-clas
     const auto jobj = nlohmann::json::parse(text_of(p / "job.json"));
     CHECK(jobj["train_images"] == 400);
     CHECK(jobj["test_images"] == 80);
-    // The convolution setting the run used, as the environment named it (unset means native fp32).
+    // The convolution setting the run used, as the environment named it (unset means onednn fp32).
     const auto env_or = [](const char* name, const char* fallback) {
         const char* v = std::getenv(name);
         return std::string(v && *v ? v : fallback);
     };
-    CHECK(jobj["cpu_convolutions"] == "CLASSWISE_CONV=" + env_or("CLASSWISE_CONV", "native") +
+    CHECK(jobj["cpu_convolutions"] == "CLASSWISE_CONV=" + env_or("CLASSWISE_CONV", "onednn") +
                                           " CLASSWISE_PRECISION=" + env_or("CLASSWISE_PRECISION", "fp32"));
     const std::string history = text_of(p / "history.csv");
     CHECK(history.rfind("epoch,eval,overall,T-shirt/top,Trouser,Pullover,Dress\n", 0) == 0);

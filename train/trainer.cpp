@@ -9,6 +9,7 @@
 
 #include "attacks/registry.h"
 #include "engine/autograd.h"
+#include "engine/cpu/precision_scope.h"
 #include "util/atomic_file.h"
 #include "nn/ema.h"
 #include "nn/progress.h"
@@ -324,6 +325,7 @@ struct Trainer::Impl {
             // The lr of the last batch trained (the log's value even when a resumed epoch has no batch left).
             double lr = schedule->lr(schedule_time(c.recipe, epoch, std::max<int64_t>(0, batches_done - 1), n_batches));
             for (int64_t i = batches_done; loader.next(b); ++i) {
+                const ConvPrecisionScope precision(c.step_precision);
                 lr = schedule->lr(schedule_time(c.recipe, epoch, i, n_batches));
                 opt->set_lr(static_cast<float>(lr));
                 const std::vector<int32_t> y = b.labels.to_int_vector();

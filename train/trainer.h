@@ -23,12 +23,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "datasets/loader.h"
+#include "engine/cpu/cpu_backend.h"
 #include "nn/checkpoint.h"
 #include "nn/module.h"
 #include "train/epoch_eval.h"
@@ -58,6 +60,9 @@ struct TrainerConfig {
     std::string select_split;          // split the best checkpoints are chosen on; empty: "val" if given, else the first
     EmaConfig ema;
     int64_t audit_steps = 0;           // per-class gradient audit every N optimiser steps (0: off)
+    // --precision: the CPU convolutions of each training step (its attack, forward, backward, clean forward); the
+    // evaluations keep the environment's. std::nullopt: the environment's everywhere.
+    std::optional<ConvPrecision> step_precision;
     std::string out_dir;
     bool resume = false;               // continue from out_dir/state.safetensors if it exists
     uint64_t seed = 0;

@@ -15,11 +15,11 @@ namespace cw {
 enum class ConvPath { Native, OneDnn, Auto };
 using ConvPrecision = onednn_conv::Precision;
 struct ConvPolicy {
-    ConvPath path = ConvPath::Native;
+    ConvPath path = ConvPath::OneDnn;
     ConvPrecision precision = ConvPrecision::Fp32;
 };
 // CLASSWISE_CONV (auto|onednn|native) and CLASSWISE_PRECISION (fp32|bf16); null or empty text gives the
-// default (native, fp32), anything else an Error naming the variable and the values it takes.
+// default (onednn, fp32), anything else an Error naming the variable and the values it takes.
 ConvPath parse_conv_path(const char* text);
 ConvPrecision parse_conv_precision(const char* text);
 // The policy that runs: bf16 on a CPU without native bf16 becomes fp32, and *note (when given) says so in one
