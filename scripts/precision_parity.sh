@@ -1,0 +1,37 @@
+#!/bin/bash
+# bf16 accuracy parity (docs/speed.md): Fashion-MNIST PGD-AT at the reproduction study's protocol
+# (scripts/reproduction.sh: eps 0.05, 5 epochs, SGD lr 0.05 piecewise, whole test set, PGD-20) with
+# `--precision bf16` (training steps in bf16, evaluations in fp32), seeds 0-2. The fp32 side is the study's own
+# PGD-AT seeds 0-2, the same command without --precision. Prints both per-class tables (mean ± sd over seeds).
+#   scripts/precision_parity.sh            (resumable; one thread per run, WORKERS of them, default 1)
+# Environment: OUT (runs/precision-parity), RESULTS (results), TRAIN (build/tools/train), SEEDS_TOOL (build/tools/seeds)
+set -euo pipefail
+out=${OUT:-runs/precision-parity}
+results=${RESULTS:-results}
+train=${TRAIN:-build/tools/train}
+seeds_tool=${SEEDS_TOOL:-build/tools/seeds}
+workers=${WORKERS:-1}
+protocol="--dataset fashion-mnist --eps 0.05 --epochs 5 --batch-size 128 --val-split fraction:0.02 --eval-n 0 --epoch-eval-n 2000 --eval-steps 20 --method pgd_at --optimizer sgd --lr 0.05 --schedule piecewise --final-attacks pgd20 --final-checkpoints last"
+
+run_seed() {
+    local s=$1 dir="$out/fashion-mnist/bf16/seed$1" dst="$results/precision-parity/fashion-mnist/bf16/seed$1"
+    if [ ! -s "$dir/eval_last/results.json" ]; then
+        mkdir -p "$dir"
+        local cmd="env CLASSWISE_CONV=onednn CLASSWISE_PRECISION=fp32 $train $protocol --precision bf16 --seed $s --out $dir"
+        echo "$cmd" | tee "$dir/command.txt"
+        CLASSWISE_THREADS=1 $cmd --resume >> "$dir/log.txt" 2>&1 || { echo "FAILED: $cmd (see $dir/log.txt)"; return 1; }
+    fi
+    mkdir -p "$dst/eval_last"
+    cp "$dir"/{job.json,history.csv,train_log.csv,command.txt} "$dst/" && cp "$dir/eval_last/results.json" "$dst/eval_last/"
+}
+export -f run_seed; export out results train protocol
+printf '%s\n' 0 1 2 | xargs -P "$workers" -I{} bash -c 'run_seed {}'
+echo "== bf16 (training steps), seeds 0-2"
+"$seeds_tool" "$results"/precision-parity/fashion-mnist/bf16/seed*/eval_last
+fp32="$results/reproduction/fashion-mnist/pgd_at"
+if ls "$fp32"/seed{0,1,2}/eval_last/results.json > /dev/null 2>&1; then
+    echo "== fp32, the reproduction study's PGD-AT seeds 0-2"
+    "$seeds_tool" "$fp32"/seed{0,1,2}/eval_last
+else
+    echo "(the fp32 side, $fp32/seed0-2, is not there yet: run scripts/reproduction.sh study)"
+fi
