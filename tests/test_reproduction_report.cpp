@@ -1,0 +1,67 @@
+// build/tools/reproduction_report on a tiny results tree written here: the pilot's criteria are judged on the
+// study's own PGD-AT runs once it has some (scripts/reproduction.sh trains the pilot as the study's PGD-AT seeds),
+// and on results/pilot/ (the runs made before the study fixed its convolution setting) only while it has none.
+// The expected numbers are worked by hand from the files below.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/test_nn_util.h"
+#include "tests/test_process.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void write(const fs::path& file, const std::string& text) {
+    fs::create_directories(file.parent_path());
+    std::ofstream(file) << text;
+}
+
+// One PGD-AT run of a 2-class dataset: its last checkpoint's clean and PGD-20 per-class accuracies, and a history
+// whose last two per-epoch PGD-20 figures are `before` and `after` (fractions).
+void write_run(const fs::path& dir, double pgd_a, double pgd_b, double before, double after) {
+    const auto evals = "{\"name\": \"clean\", \"accuracy\": 0.9, \"per_class_accuracy\": [0.9, 0.9]}, "
+                       "{\"name\": \"pgd20\", \"accuracy\": " + std::to_string((pgd_a + pgd_b) / 2) +
+                       ", \"per_class_accuracy\": [" + std::to_string(pgd_a) + ", " + std::to_string(pgd_b) +
+                       "], \"per_class_boundary_error\": [0.1, 0.1]}";
+    write(dir / "eval_last/results.json", "{\"classes\": [\"cat\", \"dog\"], \"evaluations\": [" + evals + "]}\n");
+    write(dir / "history.csv", "epoch,eval,overall,cat,dog\n1,test_pgd20," + std::to_string(before) +
+                                   ",0,0\n1,test_clean,0.9,0,0\n2,test_pgd20," + std::to_string(after) + ",0,0\n");
+}
+
+std::string page(const fs::path& results) {
+    const auto out = cw_test::run_shell("'" + (cw_test::repo_root() / "build/tools/reproduction_report").string() +
+                                        "' --results '" + results.string() + "' --datasets toyset --out - 2>&1");
+    INFO(out.text);
+    REQUIRE(out.code == 0);
+    return out.text;
+}
+
+}  // namespace
+
+TEST_CASE("reproduction_report: the pilot's criteria come from the study's PGD-AT runs once there are any", "[report]") {
+    cw_nn_test::ScratchDir dir;
+    // Before the study: one native-convolution pilot seed whose worst class (cat) keeps 5% PGD-20.
+    write_run(dir.path / "pilot/toyset/pgd_at/seed0", 0.05, 0.60, 0.300, 0.325);
+    std::string text = page(dir.path);
+    CHECK(text.find("Criterion (a), worst class at least 10% PGD-20 on average: 5.0% over 1 seed — **not met**") !=
+          std::string::npos);
+    CHECK(text.find("largest change 2.5 — **not met**") != std::string::npos);   // 32.5 - 30.0 points
+
+    // The study's seeds: worst classes 12% (cat) and 20% (dog); mean 16.0. Last-two-epoch changes 0.4 and 0.8 points.
+    write_run(dir.path / "toyset/pgd_at/seed0", 0.12, 0.50, 0.400, 0.404);
+    write_run(dir.path / "toyset/pgd_at/seed1", 0.70, 0.20, 0.450, 0.442);
+    text = page(dir.path);
+    CHECK(text.find("Criterion (a), worst class at least 10% PGD-20 on average: 16.0% over 2 seeds — met") !=
+          std::string::npos);
+    CHECK(text.find("largest change 0.8 — met") != std::string::npos);
+    // The pilot's own run is still shown, marked as not judged, after the study's table.
+    const size_t study = text.find("The study's PGD-AT runs"), early = text.find("shown, not judged");
+    CHECK(study != std::string::npos);
+    CHECK(early != std::string::npos);
+    CHECK(study < early);
+    CHECK(text.find("| 1 | 45.0 | dog | 20.0 | 45.0 → 44.2 | -0.8 |") != std::string::npos);
+}
