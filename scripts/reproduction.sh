@@ -111,7 +111,10 @@ run_one() {
         [ -s "$dir/last.safetensors" ] || { echo "waiting for nothing: $dir has no last.safetensors yet; run the study first"; return 1; }
         local cmd="$convolutions $audit --weights $dir/last.safetensors --dataset $ds $(case $ds in gtsrb32) echo --classes top:17;; esac) --eps $(eps_of "$ds") --attacks clean,autoattack --n 1000 --out $aa"
         echo "$cmd"
-        CLASSWISE_THREADS=1 $cmd --resume >> "$dir/autoattack.log" 2>&1 || { echo "FAILED: $cmd (see $dir/autoattack.log)"; return 1; }
+        local rc=0
+        CLASSWISE_THREADS=1 $cmd --resume >> "$dir/autoattack.log" 2>&1 || rc=$?
+        if [ "$rc" = 130 ] || [ "$rc" = 143 ]; then echo "stopped (state saved): $aa"; return 2; fi
+        [ "$rc" = 0 ] || { echo "FAILED: $cmd (see $dir/autoattack.log)"; return 1; }
         collect "$dir" "$dst"
         return 0
     fi
@@ -123,7 +126,12 @@ run_one() {
     mkdir -p "$dir"
     local cmd; cmd=$(train_command "$ds" "$a" "$s" "$dir")
     echo "$cmd" | tee "$dir/command.txt"
-    CLASSWISE_THREADS=1 $cmd --resume >> "$dir/log.txt" 2>&1 || { echo "FAILED: $cmd (see $dir/log.txt)"; return 1; }
+    local rc=0
+    CLASSWISE_THREADS=1 $cmd --resume >> "$dir/log.txt" 2>&1 || rc=$?
+    # 130 / 143: the run was stopped by Ctrl-C or SIGTERM and saved its state; the worker stops too, rather than
+    # start the next job.
+    if [ "$rc" = 130 ] || [ "$rc" = 143 ]; then echo "stopped (state saved): $dir"; return 2; fi
+    [ "$rc" = 0 ] || { echo "FAILED: $cmd (see $dir/log.txt)"; return 1; }
     collect "$dir" "$dst"
 }
 
@@ -145,7 +153,9 @@ worker() {
     while true; do
         job=$(flock "$queue" bash -c 'head -1 "$0"; sed -i 1d "$0"' "$queue")
         [ -n "$job" ] || return 0
-        run_one $job || true
+        local rc=0
+        run_one $job || rc=$?
+        if [ "$rc" = 2 ]; then return 0; fi   # stopped by a signal: a rerun rebuilds the queue and resumes this job
     done
 }
 for w in $(seq "$workers"); do worker & done
