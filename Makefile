@@ -59,13 +59,13 @@ TEST_BIN := $(BUILD)/tests/classwise_tests
 TEST_OPT ?= -O1
 $(TEST_OBJS): CXXFLAGS += $(TEST_OPT)
 
-# The orchestration layers (flags, jobs, studies, protocols, reports, and the binaries' main files) spend their run
-# time in the library's engine, attacks and trainer, not in their own code, and are where CLI11 and nlohmann::json
-# make compiling slow: -O1 compiles them in about 65% of the time (jobs/job.cpp 8.0 -> 5.4 s, study/study.cpp
+# The orchestration layers (flags, jobs, studies, protocols, reports, the methods' flag families, and the binaries'
+# main files) spend their run time in the library's engine, attacks and trainer, not in their own code, and are
+# where CLI11 and nlohmann::json make compiling slow: -O1 compiles them in about 65% of the time (jobs/job.cpp 8.0 -> 5.4 s, study/study.cpp
 # 5.1 -> 3.2 s), which the README's first command feels. Floating-point results do not change (no -ffast-math, no
 # FMA contraction without -march). `make ORCH_OPT=` compiles them with CXXFLAGS alone.
 ORCH_OPT ?= -O1
-ORCH_OBJS := $(filter $(foreach d,report cli jobs study protocols,$(BUILD)/$(d)/%),$(LIB_OBJS)) \
+ORCH_OBJS := $(filter $(foreach d,report cli jobs study protocols,$(BUILD)/$(d)/%) %_family.o,$(LIB_OBJS)) \
              $(EXP_SRCS:%.cpp=$(BUILD)/%.o) $(TOOL_SRCS:%.cpp=$(BUILD)/%.o)
 $(ORCH_OBJS): CXXFLAGS += $(ORCH_OPT)
 
