@@ -64,4 +64,18 @@ TEST_CASE("reproduction_report: the pilot's criteria come from the study's PGD-A
     CHECK(early != std::string::npos);
     CHECK(study < early);
     CHECK(text.find("| 1 | 45.0 | dog | 20.0 | 45.0 → 44.2 | -0.8 |") != std::string::npos);
+    // Benz et al.'s claim, each PGD-AT seed's class ranking against the other's: seed 0 ranks dog above cat, seed 1
+    // cat above dog, so both Spearman ρ are −1: an interval of width 0 below 0.5.
+    CHECK(text.find("over 2 runs: -1.00 [-1.00, -1.00]; the worst class is cat in 1 of 2 runs. Verdict: **not "
+                    "reproduced**") != std::string::npos);
+}
+
+TEST_CASE("reproduction_report: one run cannot decide that the same classes are the weakest", "[report]") {
+    cw_nn_test::ScratchDir dir;
+    write_run(dir.path / "toyset/pgd_at/seed0", 0.12, 0.50, 0.400, 0.404);
+    write_run(dir.path / "toyset/trades/seed0", 0.10, 0.40, 0.300, 0.304);
+    const std::string text = page(dir.path);
+    // TRADES seed 0 against PGD-AT seed 0 (the PGD-AT run itself has no other seed to be compared with): ρ = 1.
+    CHECK(text.find("over 1 run: 1.00 [1.00, 1.00]; the worst class is cat in 2 of 2 runs. Verdict: **undecided**") !=
+          std::string::npos);
 }

@@ -351,10 +351,10 @@ void dataset_section(std::ostream& md, const fs::path& results, const std::strin
             }
             md << "\n**The same classes are the weakest across seeds and methods** (Benz et al.): Spearman ρ of each "
                   "adversarially trained run's per-class PGD-20 accuracy against the PGD-AT seeds' mean, over "
-               << e.n << " runs: " << fixed(e.mean, 2) << " [" << fixed(e.lo, 2) << ", " << fixed(e.hi, 2)
-               << "]; the worst class is " << modal << " in " << modal_n << " of " << total << " runs. Verdict: **"
-               << (e.lo > 0.5 ? "reproduced" : (e.hi < 0.5 ? "not reproduced" : "undecided"))
-               << "** (reproduced when the interval lies above ρ = 0.5).\n";
+               << e.n << (e.n == 1 ? " run: " : " runs: ") << fixed(e.mean, 2) << " [" << fixed(e.lo, 2) << ", "
+               << fixed(e.hi, 2) << "]; the worst class is " << modal << " in " << modal_n << " of " << total
+               << " runs. Verdict: **" << cw::report::verdict_name(cw::report::judge_at_least(e, 0.5))
+               << "** (reproduced when the interval lies above ρ = 0.5; undecided with fewer than two runs).\n";
         }
     }
 
