@@ -78,4 +78,7 @@ TEST_CASE("reproduction_report: one run cannot decide that the same classes are 
     // TRADES seed 0 against PGD-AT seed 0 (the PGD-AT run itself has no other seed to be compared with): ρ = 1.
     CHECK(text.find("over 1 run: 1.00 [1.00, 1.00]; the worst class is cat in 2 of 2 runs. Verdict: **undecided**") !=
           std::string::npos);
+    // One seed per arm: a mean without a spread (clean 90.0, worst 90.0; PGD-20 25.0, worst 10.0, spread 30.0;
+    // boundary error worst 10.0).
+    CHECK(text.find("| trades | 0 | last | 90.0 | 90.0 | 25.0 | 10.0 | 30.0 | 10.0 |") != std::string::npos);
 }

@@ -114,7 +114,7 @@ double metric(const Run& run, const std::string& checkpoint, const std::string& 
 std::string mean_sd(const std::vector<double>& v) {
     if (v.empty()) return "—";
     const auto e = cw::report::paired_effect(v);
-    return fixed(e.mean) + " ± " + fixed(e.sd);
+    return v.size() < 2 ? fixed(e.mean) : fixed(e.mean) + " ± " + fixed(e.sd);  // one seed has no spread to show
 }
 
 // A claim the study can test: arm against base at one checkpoint each, on one metric, in the paper's direction.
