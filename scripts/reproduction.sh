@@ -102,6 +102,13 @@ collect() {  # the small files of a finished run, into the results tree
     done
 }
 
+# A run is finished when every final checkpoint has its evaluation: eval_last alone is written before the others, so
+# a run stopped during its best_robust evaluation has it and must still resume.
+finished() {  # dir arm
+    local c
+    for c in $(checkpoints_of "$2" | tr ',' ' '); do [ -s "$1/eval_$c/results.json" ] || return 1; done
+}
+
 run_one() {
     local ds=$1 a=$2 s=$3 dir="$out/$1/$2/seed$3" dst="$results/$1/$2/seed$3"
     if [ "$phase" = autoattack ]; then
@@ -118,7 +125,7 @@ run_one() {
         collect "$dir" "$dst"
         return 0
     fi
-    if [ -s "$dir/eval_last/results.json" ]; then collect "$dir" "$dst"; echo "done already: $dir"; return 0; fi
+    if finished "$dir" "$a"; then collect "$dir" "$dst"; echo "done already: $dir"; return 0; fi
     case $a in
         frl_*) while [ ! -s "$out/$ds/pgd_at/seed$s/eval_last/results.json" ]; do sleep 30; done ;;
         faal) while [ ! -s "$out/$ds/trades/seed$s/eval_last/results.json" ]; do sleep 30; done ;;
