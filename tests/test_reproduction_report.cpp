@@ -74,7 +74,12 @@ TEST_CASE("reproduction_report: one run cannot decide that the same classes are 
     cw_nn_test::ScratchDir dir;
     write_run(dir.path / "toyset/pgd_at/seed0", 0.12, 0.50, 0.400, 0.404);
     write_run(dir.path / "toyset/trades/seed0", 0.10, 0.40, 0.300, 0.304);
+    write_run(dir.path / "toyset/natural/seed0", 0.00, 0.02, 0.010, 0.010);
     const std::string text = page(dir.path);
+    // Benz's widening claim on one seed: both clean spreads are 0 (every class 90%), and one seed has no sd, so no
+    // number of seeds can be read off it.
+    CHECK(text.find("| clean spread | +0.0 [+0.0, +0.0] (1) |") != std::string::npos);
+    CHECK(text.find("**undecided** (one seed: no spread to judge it by yet)") != std::string::npos);
     // TRADES seed 0 against PGD-AT seed 0 (the PGD-AT run itself has no other seed to be compared with): ρ = 1.
     CHECK(text.find("over 1 run: 1.00 [1.00, 1.00]; the worst class is cat in 2 of 2 runs. Verdict: **undecided**") !=
           std::string::npos);

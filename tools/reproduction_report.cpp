@@ -299,7 +299,9 @@ void dataset_section(std::ostream& md, const fs::path& results, const std::strin
                 const Verdict v = c.floor ? cw::report::judge_at_least(e, *c.floor)
                                           : cw::report::judge(e, {c.direction, c.paper_size});
                 verdict = "**" + cw::report::verdict_name(v) + "**";
-                if (v == Verdict::undecided && !c.floor) {
+                if (v == Verdict::undecided && e.n < 2) {
+                    verdict += " (one seed: no spread to judge it by yet)";
+                } else if (v == Verdict::undecided && !c.floor) {
                     const auto n = cw::report::seeds_to_decide(e.mean, e.sd);
                     verdict += n ? " (about " + std::to_string(*n) + " seeds would decide it at this mean and sd)"
                                  : " (no seed count would: the effect is within its noise)";
