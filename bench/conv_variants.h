@@ -41,5 +41,4 @@ inline bool parse_conv_variants(const std::string& list, std::vector<ConvVariant
     return true;
 }
 
-
 }  // namespace cw_bench

@@ -11,20 +11,22 @@ results=${RESULTS:-results}
 train=${TRAIN:-build/tools/train}
 seeds_tool=${SEEDS_TOOL:-build/tools/seeds}
 workers=${WORKERS:-1}
-protocol="--dataset fashion-mnist --eps 0.05 --epochs 5 --batch-size 128 --val-split fraction:0.02 --eval-n 0 --epoch-eval-n 2000 --eval-steps 20 --method pgd_at --optimizer sgd --lr 0.05 --schedule piecewise --final-attacks pgd20 --final-checkpoints last"
 
 run_seed() {
     local s=$1 dir="$out/fashion-mnist/bf16/seed$1" dst="$results/precision-parity/fashion-mnist/bf16/seed$1"
     if [ ! -s "$dir/eval_last/results.json" ]; then
         mkdir -p "$dir"
-        local cmd="env CLASSWISE_CONV=onednn CLASSWISE_PRECISION=fp32 $train $protocol --precision bf16 --seed $s --out $dir"
+        # The study's own PGD-AT command for this seed (scripts/reproduction.sh, its protocol and convolution
+        # setting), with --precision bf16 and this folder instead of the study's.
+        local study; study=$(ARMS=pgd_at TRAIN=$train bash scripts/reproduction.sh list study fashion-mnist | grep -- " --seed $s ")
+        local cmd="${study% --out *} --precision bf16 --out $dir"
         echo "$cmd" | tee "$dir/command.txt"
         CLASSWISE_THREADS=1 $cmd --resume >> "$dir/log.txt" 2>&1 || { echo "FAILED: $cmd (see $dir/log.txt)"; return 1; }
     fi
     mkdir -p "$dst/eval_last"
     cp "$dir"/{job.json,history.csv,train_log.csv,command.txt} "$dst/" && cp "$dir/eval_last/results.json" "$dst/eval_last/"
 }
-export -f run_seed; export out results train protocol
+export -f run_seed; export out results train
 printf '%s\n' 0 1 2 | xargs -P "$workers" -I{} bash -c 'run_seed {}'
 echo "== bf16 (training steps), seeds 0-2"
 "$seeds_tool" "$results"/precision-parity/fashion-mnist/bf16/seed*/eval_last

@@ -109,6 +109,16 @@ finished() {  # dir arm
     for c in $(checkpoints_of "$2" | tr ',' ' '); do [ -s "$1/eval_$c/results.json" ] || return 1; done
 }
 
+# Runs one resumable process with one thread, its output appended to `log`. Returns 2 when Ctrl-C or SIGTERM stopped
+# it (exit 130 / 143, state saved: the worker stops too, rather than start the next job), 1 when it failed.
+run_logged() {  # log command...
+    local log=$1 rc=0
+    shift
+    CLASSWISE_THREADS=1 "$@" --resume >> "$log" 2>&1 || rc=$?
+    if [ "$rc" = 130 ] || [ "$rc" = 143 ]; then echo "stopped (state saved): $*"; return 2; fi
+    [ "$rc" = 0 ] || { echo "FAILED: $* (see $log)"; return 1; }
+}
+
 run_one() {
     local ds=$1 a=$2 s=$3 dir="$out/$1/$2/seed$3" dst="$results/$1/$2/seed$3"
     if [ "$phase" = autoattack ]; then
@@ -118,10 +128,7 @@ run_one() {
         [ -s "$dir/last.safetensors" ] || { echo "waiting for nothing: $dir has no last.safetensors yet; run the study first"; return 1; }
         local cmd="$convolutions $audit --weights $dir/last.safetensors --dataset $ds $(case $ds in gtsrb32) echo --classes top:17;; esac) --eps $(eps_of "$ds") --attacks clean,autoattack --n 1000 --out $aa"
         echo "$cmd"
-        local rc=0
-        CLASSWISE_THREADS=1 $cmd --resume >> "$dir/autoattack.log" 2>&1 || rc=$?
-        if [ "$rc" = 130 ] || [ "$rc" = 143 ]; then echo "stopped (state saved): $aa"; return 2; fi
-        [ "$rc" = 0 ] || { echo "FAILED: $cmd (see $dir/autoattack.log)"; return 1; }
+        run_logged "$dir/autoattack.log" $cmd || return
         collect "$dir" "$dst"
         return 0
     fi
@@ -133,12 +140,7 @@ run_one() {
     mkdir -p "$dir"
     local cmd; cmd=$(train_command "$ds" "$a" "$s" "$dir")
     echo "$cmd" | tee "$dir/command.txt"
-    local rc=0
-    CLASSWISE_THREADS=1 $cmd --resume >> "$dir/log.txt" 2>&1 || rc=$?
-    # 130 / 143: the run was stopped by Ctrl-C or SIGTERM and saved its state; the worker stops too, rather than
-    # start the next job.
-    if [ "$rc" = 130 ] || [ "$rc" = 143 ]; then echo "stopped (state saved): $dir"; return 2; fi
-    [ "$rc" = 0 ] || { echo "FAILED: $cmd (see $dir/log.txt)"; return 1; }
+    run_logged "$dir/log.txt" $cmd || return
     collect "$dir" "$dst"
 }
 

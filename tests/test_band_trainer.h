@@ -22,7 +22,8 @@ struct BandRun {
 };
 
 inline BandRun run_band_trainer(const std::string& method_name, const std::string& out,
-                                const std::function<void(cw::train::MethodOptions&, cw::train::TrainerConfig&)>& adjust) {
+                                const std::function<void(cw::train::MethodOptions&, cw::train::TrainerConfig&)>& adjust,
+                                const std::function<std::shared_ptr<cw::nn::Module>()>& make_model = band_model) {
     using namespace cw;
     BandRun r;
     manual_seed(5);
@@ -40,7 +41,7 @@ inline BandRun run_band_trainer(const std::string& method_name, const std::strin
     config.seed = 5;
     adjust(o, config);
     r.method = train::make_method(method_name, o);
-    r.model = band_model();
+    r.model = make_model();
     Rng loader_rng(6);
     data::LoaderOptions lo;
     lo.batch_size = 16;

@@ -11,9 +11,9 @@
 #include "engine/error.h"
 #include "nn/layers.h"
 #include "tests/test_nn_util.h"
+#include "tests/test_band_trainer.h"
 #include "tests/test_train_methods_util.h"
 #include "train/trainer.h"
-#include "jobs/registry.h"
 
 using namespace cw;
 using namespace cw::train;
@@ -49,32 +49,15 @@ TEST_CASE("--precision bf16: training steps in bf16, per-epoch evaluations in th
     PolicyRestore restore;
     cpu_backend().set_conv_policy({ConvPath::OneDnn, ConvPrecision::Fp32});
     cw_nn_test::ScratchDir dir;
-    manual_seed(3);
-    auto probe = std::make_shared<PrecisionProbe>(cw_train_test::band_model());
-    auto data = cw_train_test::band_dataset(48, 11), test = cw_train_test::band_dataset(24, 12);
-    Rng loader_rng(4);
-    data::LoaderOptions lo;
-    lo.batch_size = 16;
-    data::Loader loader(data, lo, loader_rng);
-    auto method = make_method("natural", {});
-    TrainSetup s;
-    s.model = probe;
-    s.method = method.get();
-    s.loader = &loader;
-    std::vector<int64_t> idx(24);
-    std::iota(idx.begin(), idx.end(), 0);
-    data::Batch b = data::make_batch(*test, idx);
-    s.evals = {{"test", eval::batches_from({{b.images, b.labels, b.indices}})}};
-    s.class_names = data->class_names;
-    s.model_metadata = {{"arch", "toy"}};
-    TrainerConfig c;
-    c.epochs = 2;
-    c.eval_steps = 2;
-    c.eval_eps = 0.1f;
-    c.eval_alpha = 0.05f;
-    c.out_dir = dir.path.string();
-    c.step_precision = ConvPrecision::Bf16;
-    REQUIRE(Trainer(s, c).run().steps == 6);
+    std::shared_ptr<PrecisionProbe> probe;
+    const auto run = cw_train_test::run_band_trainer(
+        "natural", dir.path.string(),
+        [](MethodOptions&, TrainerConfig& c) {
+            c.epochs = 1;
+            c.step_precision = ConvPrecision::Bf16;
+        },
+        [&] { return probe = std::make_shared<PrecisionProbe>(cw_train_test::band_model()); });
+    REQUIRE(run.result.steps == 6);
 
     // On a CPU without AVX512_BF16 the step falls back to fp32 (with a note), so only the evaluations can be told
     // apart from it there.

@@ -184,12 +184,9 @@ struct PilotRows {
     std::vector<double> worst, change;  // per seed: worst-class PGD-20 of the last checkpoint; |last-two-epoch change|
 };
 
-// One table row per PGD-AT seed under runs/<pgd_at>/seed<k>: its test PGD-20, worst class, and the per-epoch PGD-20
-// of its last two epochs (history.csv).
-PilotRows pilot_table(std::ostream& md, const fs::path& runs) {
-    std::vector<std::string> classes;
-    const auto arms = load_arms(runs, classes);
-    const Arm& arm = arms.at("pgd_at");
+// One table row per seed of the PGD-AT arm (loaded from runs/pgd_at/seed<k>): its test PGD-20, worst class, and the
+// per-epoch PGD-20 of its last two epochs (history.csv).
+PilotRows pilot_table(std::ostream& md, const Arm& arm, const std::vector<std::string>& classes, const fs::path& runs) {
     md << "| seed | PGD-20 (test) | worst class | worst-class PGD-20 | last two epochs: per-epoch PGD-20 | change |\n"
           "|---|---|---|---|---|---|\n";
     PilotRows rows;
@@ -222,26 +219,24 @@ PilotRows pilot_table(std::ostream& md, const fs::path& runs) {
     return rows;
 }
 
-bool has_pgd_at(const fs::path& runs) {
-    std::vector<std::string> classes;
-    return load_arms(runs, classes).count("pgd_at") > 0;
-}
-
 // The pilot's criteria are judged on the study's own PGD-AT runs once it has some (scripts/reproduction.sh trains
 // the pilot as the study's PGD-AT seeds, under the study's convolution setting); the runs under results/pilot/, made
 // before the study fixed that setting, are shown beside them and decide only while the study has none.
 void pilot_section(std::ostream& md, const fs::path& results, const std::string& dataset) {
     const fs::path study = results / dataset, early = results / "pilot" / dataset;
     md << "\n### " << dataset << "\n\n";
+    std::vector<std::string> study_classes, early_classes;
+    const auto study_arms = load_arms(study, study_classes), early_arms = load_arms(early, early_classes);
+    const auto study_pgd = study_arms.find("pgd_at"), early_pgd = early_arms.find("pgd_at");
     std::optional<PilotRows> judged;
-    if (has_pgd_at(study)) {
+    if (study_pgd != study_arms.end()) {
         md << "The study's PGD-AT runs (the pilot's seeds 0–2 and the study's further seeds):\n\n";
-        judged = pilot_table(md, study);
+        judged = pilot_table(md, study_pgd->second, study_classes, study);
     }
-    if (has_pgd_at(early)) {
+    if (early_pgd != early_arms.end()) {
         md << (judged ? "\n" : "") << "Pilot runs made before the study fixed its convolution setting (native convolutions"
            << (judged ? "; shown, not judged" : "") << "):\n\n";
-        const PilotRows rows = pilot_table(md, early);
+        const PilotRows rows = pilot_table(md, early_pgd->second, early_classes, early);
         if (!judged) judged = rows;
     }
     if (!judged) {

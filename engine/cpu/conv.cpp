@@ -130,18 +130,22 @@ ConvPath parse_conv_path(const char* text) {
     throw Error("CLASSWISE_CONV must be auto, onednn or native, got '" + v + "'");
 }
 
-ConvPrecision parse_conv_precision(const char* text) {
-    const std::string v = text ? text : "";
-    if (v.empty() || v == "fp32") return ConvPrecision::Fp32;
-    if (v == "bf16") return ConvPrecision::Bf16;
-    throw Error("CLASSWISE_PRECISION must be fp32 or bf16, got '" + v + "'");
+ConvPrecision parse_precision_flag(const std::string& name, const std::string& value) {
+    if (value == "fp32") return ConvPrecision::Fp32;
+    if (value == "bf16") return ConvPrecision::Bf16;
+    throw Error(name + " must be fp32 or bf16, got '" + value + "'");
 }
 
-ConvPolicy resolve_conv_policy(ConvPath path, ConvPrecision precision, bool cpu_has_bf16, std::string* note) {
+ConvPrecision parse_conv_precision(const char* text) {
+    const std::string v = text ? text : "";
+    return v.empty() ? ConvPrecision::Fp32 : parse_precision_flag("CLASSWISE_PRECISION", v);
+}
+
+ConvPolicy resolve_conv_policy(ConvPath path, ConvPrecision precision, bool cpu_has_bf16, std::string* note,
+                               const std::string& asked_by) {
     if (note) note->clear();
     if (precision == ConvPrecision::Bf16 && !cpu_has_bf16) {
-        if (note)
-            *note = "classwise: CLASSWISE_PRECISION=bf16 but this CPU has no AVX512_BF16: convolutions run in fp32";
+        if (note) *note = "classwise: " + asked_by + " but this CPU has no AVX512_BF16: convolutions run in fp32";
         precision = ConvPrecision::Fp32;
     }
     return {path, precision};

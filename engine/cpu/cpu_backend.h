@@ -22,9 +22,12 @@ struct ConvPolicy {
 // default (onednn, fp32), anything else an Error naming the variable and the values it takes.
 ConvPath parse_conv_path(const char* text);
 ConvPrecision parse_conv_precision(const char* text);
+// "fp32" or "bf16", the value of the setting `name` (a flag or the variable); anything else an Error naming it.
+ConvPrecision parse_precision_flag(const std::string& name, const std::string& value);
 // The policy that runs: bf16 on a CPU without native bf16 becomes fp32, and *note (when given) says so in one
-// line; otherwise *note is left empty.
-ConvPolicy resolve_conv_policy(ConvPath path, ConvPrecision precision, bool cpu_has_bf16, std::string* note);
+// line, naming what asked for bf16; otherwise *note is left empty.
+ConvPolicy resolve_conv_policy(ConvPath path, ConvPrecision precision, bool cpu_has_bf16, std::string* note,
+                               const std::string& asked_by = "CLASSWISE_PRECISION=bf16");
 // "CLASSWISE_CONV=onednn CLASSWISE_PRECISION=fp32": the setting as the environment would give it, for run records
 // (job.json) and benchmark headers.
 std::string describe(const ConvPolicy& policy);

@@ -21,7 +21,4 @@ private:
     std::optional<ConvPolicy> saved_;
 };
 
-// "fp32" or "bf16" (a flag's value; anything else an Error naming the flag and its values).
-ConvPrecision parse_precision_flag(const std::string& flag, const std::string& value);
-
 }  // namespace cw
