@@ -1,7 +1,9 @@
-// Batch norm over an [N, C, HW] view: statistics per channel, accumulated in double for stability.
+// Batch norm over an [N, C, HW] view: statistics per channel, each row (one image's plane) summed in float lanes
+// (engine/cpu/lane_sum.h), the rows accumulated in double for stability.
 #include <cmath>
 
 #include "engine/cpu/cpu_backend.h"
+#include "engine/cpu/lane_sum.h"
 
 namespace cw {
 
@@ -11,19 +13,13 @@ void channel_stats(const float* x, AxisView v, int64_t c, double& mean, double& 
     const int64_t m = v.outer * v.inner;
     double s = 0;
     for (int64_t n = 0; n < v.outer; ++n) {
-        const float* p = x + (n * v.dim + c) * v.inner;
-        float part = 0;
-        for (int64_t i = 0; i < v.inner; ++i) part += p[i];
-        s += part;
+        s += lanes::sum(x + (n * v.dim + c) * v.inner, v.inner);
     }
     mean = s / static_cast<double>(m);
     double ss = 0;
     const float mf = static_cast<float>(mean);
     for (int64_t n = 0; n < v.outer; ++n) {
-        const float* p = x + (n * v.dim + c) * v.inner;
-        float part = 0;
-        for (int64_t i = 0; i < v.inner; ++i) part += (p[i] - mf) * (p[i] - mf);
-        ss += part;
+        ss += lanes::sum_squared_deviation(x + (n * v.dim + c) * v.inner, v.inner, mf);
     }
     var = ss / static_cast<double>(m);
 }
@@ -78,15 +74,10 @@ void CpuBackend::batchnorm_backward_train(const float* x, const float* gamma, co
         const float mean = save_mean[c], invstd = save_invstd[c];
         double sum_gy = 0, sum_gy_xhat = 0;
         for (int64_t n = 0; n < v.outer; ++n) {
-            const float* px = x + (n * v.dim + c) * v.inner;
-            const float* pg = gy + (n * v.dim + c) * v.inner;
-            float a = 0, b = 0;
-            for (int64_t i = 0; i < v.inner; ++i) {
-                a += pg[i];
-                b += pg[i] * (px[i] - mean);
-            }
-            sum_gy += a;
-            sum_gy_xhat += b;
+            const int64_t at = (n * v.dim + c) * v.inner;
+            const lanes::GradientSums row = lanes::sum_gradient(gy + at, x + at, v.inner, mean);
+            sum_gy += row.g;
+            sum_gy_xhat += row.g_centered;
         }
         sum_gy_xhat *= invstd;
         if (ggamma) ggamma[c] = static_cast<float>(sum_gy_xhat);
@@ -116,17 +107,14 @@ void CpuBackend::batchnorm_backward_eval(const float* x, const float* gamma, con
         const float k = (gamma ? gamma[c] : 1.f) * invstd;
         double sum_gy = 0, sum_gy_xhat = 0;
         for (int64_t n = 0; n < v.outer; ++n) {
-            const float* px = x + (n * v.dim + c) * v.inner;
-            const float* pg = gy + (n * v.dim + c) * v.inner;
-            float* po = gx ? gx + (n * v.dim + c) * v.inner : nullptr;
-            float a = 0, b = 0;
-            for (int64_t i = 0; i < v.inner; ++i) {
-                a += pg[i];
-                b += pg[i] * (px[i] - mean) * invstd;
-                if (po) po[i] = pg[i] * k;
-            }
-            sum_gy += a;
-            sum_gy_xhat += b;
+            const int64_t at = (n * v.dim + c) * v.inner;
+            const float* pg = gy + at;
+            const lanes::GradientSums row = lanes::sum_gradient(pg, x + at, v.inner, mean);
+            sum_gy += row.g;
+            sum_gy_xhat += double(row.g_centered) * invstd;
+            if (!gx) continue;
+            float* po = gx + at;
+            for (int64_t i = 0; i < v.inner; ++i) po[i] = pg[i] * k;
         }
         if (ggamma) ggamma[c] = static_cast<float>(sum_gy_xhat);
         if (gbeta) gbeta[c] = static_cast<float>(sum_gy);
