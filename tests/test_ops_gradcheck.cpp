@@ -153,6 +153,11 @@ TEST_CASE("gradcheck: batch norm in train and eval mode", "[gradcheck][ops]") {
     // [N, C] input (BatchNorm1d-style)
     require_gradcheck([rm, rv](In t) mutable { return batch_norm(t[0], t[1], t[2], rm, rv, true); },
                       {randn({5, 3}, 83), gamma, beta});
+    // 5x5 planes: one 16-wide lane block and a tail of 9 in each row (engine/cpu/lane_sum.h), both modes
+    const Tensor planes = randn({2, 3, 5, 5}, 84);
+    require_gradcheck([rm, rv](In t) mutable { return batch_norm(t[0], t[1], t[2], rm, rv, true); }, {planes, gamma, beta});
+    require_gradcheck([rm2, rv2](In t) mutable { return batch_norm(t[0], t[1], t[2], rm2, rv2, false); },
+                      {planes, gamma, beta});
 }
 
 TEST_CASE("gradcheck: dropout with a fixed mask", "[gradcheck][ops]") {
