@@ -35,7 +35,7 @@ struct Config {
     float lr = 0.02f;            // the step of section 5; at 0.05 it overshoots and raises the loss after this warm-up
     // 0.02, not the training default 0.05: at 0.05 (momentum 0.9) these 40 steps leave the loss plateau in a chaotic
     // way, and a last-bit difference in a sum (another BLAS kernel set, another oneDNN ISA) moved the printed
-    // gradient norms by up to 2.6x; at 0.02 they agree within about 2% on every kernel set (docs/walkthrough.md).
+    // gradient norms by up to 2.6x; at 0.02 they agree within 7% on every kernel set and ISA (docs/walkthrough.md).
     float warmup_lr = 0.02f;
 };
 

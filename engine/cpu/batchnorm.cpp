@@ -105,13 +105,18 @@ void CpuBackend::batchnorm_backward_eval(const float* x, const float* gamma, con
     for (int64_t c = 0; c < v.dim; ++c) {
         const float mean = running_mean[c], invstd = 1.f / std::sqrt(running_var[c] + eps);
         const float k = (gamma ? gamma[c] : 1.f) * invstd;
+        // The input gradient needs no statistics of the batch; the sums (reading x too) only serve gamma and beta,
+        // which an eval-mode attack never asks for.
+        const bool sums = ggamma || gbeta;
         double sum_gy = 0, sum_gy_xhat = 0;
         for (int64_t n = 0; n < v.outer; ++n) {
             const int64_t at = (n * v.dim + c) * v.inner;
             const float* pg = gy + at;
-            const lanes::GradientSums row = lanes::sum_gradient(pg, x + at, v.inner, mean);
-            sum_gy += row.g;
-            sum_gy_xhat += double(row.g_centered) * invstd;
+            if (sums) {
+                const lanes::GradientSums row = lanes::sum_gradient(pg, x + at, v.inner, mean);
+                sum_gy += row.g;
+                sum_gy_xhat += double(row.g_centered) * invstd;
+            }
             if (!gx) continue;
             float* po = gx + at;
             for (int64_t i = 0; i < v.inner; ++i) po[i] = pg[i] * k;

@@ -162,7 +162,7 @@ ConvPolicy CpuBackend::conv_policy_from_environment() {
     const ConvPrecision precision = parse_conv_precision(std::getenv("CLASSWISE_PRECISION"));
     std::string note;
     const ConvPolicy policy =
-        resolve_conv_policy(path, precision, precision == ConvPrecision::Bf16 && onednn_conv::cpu_has_bf16(), &note);
+        resolve_conv_policy(path, precision, onednn_conv::cpu_has_bf16(), &note);
     if (!note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
     return policy;
 }

@@ -6,6 +6,7 @@
 // rounds the same on every machine.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 namespace cw::lanes {
@@ -19,29 +20,38 @@ inline float fold(float (&acc)[kLanes]) {
     return acc[0];
 }
 
-// Σ p[i].
-inline float sum(const float* p, int64_t n) {
-    float acc[kLanes] = {};
+// The K sums of term(i)[k] over i in [0, n): element i goes to lane i % 16 of each sum, the last n % 16 elements to a
+// tail added after the fold. Every sum below is this loop with its own term.
+template <int K, class Term>
+std::array<float, K> lane_sums(int64_t n, Term term) {
+    float acc[K][kLanes] = {};
+    std::array<float, K> tail{};
     int64_t i = 0;
     for (; i + kLanes <= n; i += kLanes)
-        for (int l = 0; l < kLanes; ++l) acc[l] += p[i + l];
-    float tail = 0;
-    for (; i < n; ++i) tail += p[i];
-    return fold(acc) + tail;
+        for (int l = 0; l < kLanes; ++l) {
+            const std::array<float, K> t = term(i + l);
+            for (int k = 0; k < K; ++k) acc[k][l] += t[k];
+        }
+    for (; i < n; ++i) {
+        const std::array<float, K> t = term(i);
+        for (int k = 0; k < K; ++k) tail[k] += t[k];
+    }
+    std::array<float, K> out;
+    for (int k = 0; k < K; ++k) out[k] = fold(acc[k]) + tail[k];
+    return out;
+}
+
+// Σ p[i].
+inline float sum(const float* p, int64_t n) {
+    return lane_sums<1>(n, [p](int64_t i) { return std::array<float, 1>{p[i]}; })[0];
 }
 
 // Σ (p[i] - mean)².
 inline float sum_squared_deviation(const float* p, int64_t n, float mean) {
-    float acc[kLanes] = {};
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes)
-        for (int l = 0; l < kLanes; ++l) {
-            const float d = p[i + l] - mean;
-            acc[l] += d * d;
-        }
-    float tail = 0;
-    for (; i < n; ++i) tail += (p[i] - mean) * (p[i] - mean);
-    return fold(acc) + tail;
+    return lane_sums<1>(n, [p, mean](int64_t i) {
+        const float d = p[i] - mean;
+        return std::array<float, 1>{d * d};
+    })[0];
 }
 
 // Σ g[i] and Σ g[i] (x[i] - mean), in one pass (batch norm's backward).
@@ -49,19 +59,9 @@ struct GradientSums {
     float g, g_centered;
 };
 inline GradientSums sum_gradient(const float* g, const float* x, int64_t n, float mean) {
-    float a[kLanes] = {}, b[kLanes] = {};
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes)
-        for (int l = 0; l < kLanes; ++l) {
-            a[l] += g[i + l];
-            b[l] += g[i + l] * (x[i + l] - mean);
-        }
-    float ta = 0, tb = 0;
-    for (; i < n; ++i) {
-        ta += g[i];
-        tb += g[i] * (x[i] - mean);
-    }
-    return {fold(a) + ta, fold(b) + tb};
+    const std::array<float, 2> s =
+        lane_sums<2>(n, [g, x, mean](int64_t i) { return std::array<float, 2>{g[i], g[i] * (x[i] - mean)}; });
+    return {s[0], s[1]};
 }
 
 }  // namespace cw::lanes

@@ -232,9 +232,13 @@ void backward_weights(const float* x, const float* gy, float* gw, const ConvGeom
 }
 
 bool cpu_has_bf16() {
-    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-    const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);  // a bit mask: AMX includes it
-    return (isa & bf16) == bf16;
+    // Asked once: oneDNN fixes its ISA at first use, and the trainer's precision scope asks at every step.
+    static const bool has = [] {
+        const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+        const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);  // a bit mask: AMX includes it
+        return (isa & bf16) == bf16;
+    }();
+    return has;
 }
 
 size_t cached_plans() {

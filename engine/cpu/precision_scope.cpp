@@ -10,9 +10,8 @@ ConvPrecisionScope::ConvPrecisionScope(std::optional<ConvPrecision> precision) {
     CpuBackend& cpu = cpu_backend();
     saved_ = cpu.conv_policy();
     std::string note;
-    const ConvPolicy policy = resolve_conv_policy(
-        saved_->path, *precision, *precision == ConvPrecision::Bf16 && onednn_conv::cpu_has_bf16(), &note,
-        "--precision bf16");
+    const ConvPolicy policy =
+        resolve_conv_policy(saved_->path, *precision, onednn_conv::cpu_has_bf16(), &note, "--precision bf16");
     static std::atomic<bool> noted{false};
     if (!note.empty() && !noted.exchange(true)) std::fprintf(stderr, "%s\n", note.c_str());
     cpu.set_conv_policy(policy);
