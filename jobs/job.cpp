@@ -427,7 +427,9 @@ int run_job_signalled(JobConfig& job, std::ostream& out) {
         const std::string file = (std::filesystem::path(common.out) / (which + ".safetensors")).string();
         if (!std::filesystem::exists(file)) {
             out << "final evaluation: no " << file << " (" << which << " needs "
-                << (which.rfind("ema_", 0) == 0 ? "--ema and an epoch at or after --ema-start" : "a per-epoch evaluation") << "); skipped\n";
+                << (which.rfind("ema_", 0) == 0 ? "--ema and an epoch at or after --ema-start; with --ema fawa, one whose "
+                                                  "worst validation class reached --fawa-threshold"
+                                                : "a per-epoch evaluation") << "); skipped\n";
             continue;
         }
         // best_robust from the last epoch is last.safetensors again: evaluate the weights once.

@@ -87,3 +87,36 @@ TEST_CASE("reproduction_report: one run cannot decide that the same classes are 
     // boundary error worst 10.0).
     CHECK(text.find("| trades | 0 | last | 90.0 | 90.0 | 25.0 | 10.0 | 30.0 | 10.0 |") != std::string::npos);
 }
+
+TEST_CASE("reproduction_report: a FAWA that accepted no epoch is named, not reported as a run not made", "[report]") {
+    cw_nn_test::ScratchDir dir;
+    // Two seeds of PGD-AT and of CFA on AT. FAWA accepted 3 epochs in seed 0 (it has an averaged model) and none
+    // in seed 1 (no ema_last), as on GTSRB-17 when the worst validation class stays at 0%.
+    write_run(dir.path / "toyset/pgd_at/seed0", 0.10, 0.50, 0.40, 0.40);
+    write_run(dir.path / "toyset/pgd_at/seed1", 0.20, 0.60, 0.40, 0.40);
+    write_run(dir.path / "toyset/cfa_at/seed0", 0.15, 0.45, 0.40, 0.40);
+    write_run(dir.path / "toyset/cfa_at/seed1", 0.30, 0.40, 0.40, 0.40);
+    const fs::path cfa_seed0 = dir.path / "toyset/cfa_at/seed0";
+    fs::create_directories(cfa_seed0 / "eval_ema_last");
+    fs::copy_file(cfa_seed0 / "eval_last/results.json", cfa_seed0 / "eval_ema_last/results.json");
+    write(dir.path / "toyset/cfa_at/seed0/selection.json", "{\"fawa\": {\"accepted\": 3, \"rejected\": 1}}\n");
+    write(dir.path / "toyset/cfa_at/seed1/selection.json", "{\"fawa\": {\"accepted\": 0, \"rejected\": 4}}\n");
+    std::string text = page(dir.path);
+    CHECK(text.find("cfa_at: FAWA accepted no epoch in seed 1 (the worst validation class never reached its "
+                    "threshold)") != std::string::npos);
+    // CFA's averaged model against PGD-AT's worst class: only seed 0 pairs (15 − 10 = +5.0); seed 1 is named.
+    CHECK(text.find("| PGD-20 worst | +5.0 [+5.0, +5.0] (1); left out: FAWA accepted no epoch in seed 1") !=
+          std::string::npos);
+    // CCM alone reads the last models of both seeds: worst classes 15 − 10 = +5 and 30 − 20 = +10, mean +7.5.
+    CHECK(text.find("cfa_at (last) vs pgd_at (last) | PGD-20 worst | +7.5 [") != std::string::npos);
+
+    // Seed 0 without an average too: the averaged-model claims have nothing to compare and say why.
+    fs::remove_all(dir.path / "toyset/cfa_at/seed0/eval_ema_last");
+    write(dir.path / "toyset/cfa_at/seed0/selection.json", "{\"fawa\": {\"accepted\": 0, \"rejected\": 4}}\n");
+    text = page(dir.path);
+    CHECK(text.find("| PGD-20 worst | FAWA accepted no epoch in seeds 0,1 (its worst validation class stayed under "
+                    "FAWA's threshold), so there is no averaged model |") != std::string::npos);
+    CHECK(text.find("not run yet | AA worst class, last: 15.5 → 20.5") == std::string::npos);
+    // An arm that never ran is still "not run yet" (CFA on TRADES here).
+    CHECK(text.find("cfa_trades (ema_last) vs trades (last) | PGD-20 worst | not run yet") != std::string::npos);
+}
