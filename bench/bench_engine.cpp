@@ -33,6 +33,7 @@
 #include "bench/flop_count.h"
 #include "engine/backend.h"
 #include "engine/cpu/cpu_backend.h"
+#include "engine/cpu/onednn_conv.h"
 #include "engine/ops.h"
 #include "nn/model_registry.h"
 #include "nn/optim.h"
@@ -87,6 +88,8 @@ struct Workload {
 struct Row {
     double ms;
     StepFlops flops;
+    onednn_conv::TimeSplit onednn;  // summed over the row's warm-up and timed steps
+    int steps;
 };
 
 void print_row(const Workload& w, const std::string& step, const Row& r, double sgemm) {
@@ -94,6 +97,17 @@ void print_row(const Workload& w, const std::string& step, const Row& r, double 
     std::printf("%-16s %-15s %10.1f %10.2f %8.1f %7.1f%% %8.1f   (fwd %.2f + data %.2f + weights %.2f GFLOP)\n",
                 w.arch.c_str(), step.c_str(), r.ms, gflop, rate, 100 * rate / sgemm, kBatch * 1000.0 / r.ms,
                 r.flops.forward / 1e9, r.flops.backward_data / 1e9, r.flops.backward_weights / 1e9);
+    // Where a step's time goes when oneDNN convolves: its convolutions, the reorders between our plain fp32
+    // tensors and its layouts, and the rest of the engine (batch norm, element-wise kernels, matrix products,
+    // the optimiser), per step. The oneDNN parts are means over the row's steps, the rest is the median less them.
+    if (r.onednn.convolutions > 0) {
+        const double conv = r.onednn.convolution_ms / r.steps, reorder = r.onednn.reorder_ms / r.steps,
+                     rest = r.ms - conv - reorder;
+        std::printf("%-16s %-15s where the time goes: oneDNN convolutions %.1f ms (%.0f%%), their reorders %.1f ms "
+                    "(%.0f%%), the rest of the engine %.1f ms (%.0f%%)\n",
+                    w.arch.c_str(), step.c_str(), conv, 100 * conv / r.ms, reorder, 100 * reorder / r.ms, rest,
+                    100 * rest / r.ms);
+    }
     std::fflush(stdout);
 }
 
@@ -109,7 +123,9 @@ void bench_workload(const Workload& w, double sgemm, const std::vector<cw_bench:
     const Batch full = random_batch(kBatch, w.channels, w.side, 1), small = random_batch(kCountBatch, w.channels, w.side, 1);
     auto measure = [&](auto step, int warmup, int reps) {
         const StepFlops f = cw_bench::count_flops([&] { step(small); }).scaled(double(kBatch) / kCountBatch);
-        return Row{cw_bench::median_ms([&] { step(full); }, warmup, reps), f};
+        onednn_conv::reset_time_split();
+        const double ms = cw_bench::median_ms([&] { step(full); }, warmup, reps);
+        return Row{ms, f, onednn_conv::time_split(), warmup + reps};
     };
 
     if (!w.pgd_at_only) {

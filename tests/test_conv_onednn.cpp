@@ -6,6 +6,7 @@
 // gradcheck tests), bf16 inputs truncated instead of rounded (the float64 bound), bf16 silently computed in fp32
 // (both bf16 bounds), the accumulate flag ignored, the cache key without the thread count, the bf16 fallback
 // ignoring the CPU (the resolve and child-process tests).
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -226,6 +227,33 @@ TEST_CASE("onednn conv: built primitives are cached per shape, direction and thr
     set_cpu_threads(threads);
     CHECK(onednn_conv::cached_plans() == before + 2);
     CHECK(relative_difference(again, y) < 1e-6);
+}
+
+TEST_CASE("onednn conv: the time split counts every convolution and reorder it ran, within the wall time",
+          "[conv][onednn]") {
+    PolicySetting p(kOneDnn);
+    const ConvGeometry g{8, 32, 12, 12, 32, 3, 3, 1, 1};
+    auto x = uniform(size_t(g.n * g.c * g.h * g.w), 11), w = uniform(size_t(g.k * g.c * 9), 12),
+         gy = uniform(size_t(g.n * g.k * g.out_h() * g.out_w()), 13);
+    std::vector<float> y(gy.size()), gx(x.size()), gw(w.size());
+    cpu_backend().conv2d_forward(x.data(), w.data(), y.data(), g);  // the plans are built outside the window
+    cpu_backend().conv2d_backward(x.data(), w.data(), gy.data(), gx.data(), gw.data(), g);
+    onednn_conv::reset_time_split();
+    const auto zero = onednn_conv::time_split();
+    CHECK((zero.convolutions == 0 && zero.reorders == 0 && zero.convolution_ms == 0 && zero.reorder_ms == 0));
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 3; ++i) cpu_backend().conv2d_forward(x.data(), w.data(), y.data(), g);
+    cpu_backend().conv2d_backward(x.data(), w.data(), gy.data(), gx.data(), gw.data(), g);  // data and weights
+    const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const auto split = onednn_conv::time_split();
+    CHECK(split.convolutions == 5);
+    // oneDNN's JIT kernels take 32 channels in a blocked layout, never our plain NCHW, so some reorders run; each
+    // execution has at most three (its two inputs in, its output back).
+    CHECK(split.reorders > 0);
+    CHECK(split.reorders <= 3 * split.convolutions);
+    CHECK(split.convolution_ms > 0);
+    CHECK(split.reorder_ms > 0);
+    CHECK(split.convolution_ms + split.reorder_ms <= wall_ms);
 }
 
 TEST_CASE("onednn conv: two threads convolving at once get their own results", "[conv][onednn]") {

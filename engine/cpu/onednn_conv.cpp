@@ -11,6 +11,8 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -173,6 +175,16 @@ std::shared_ptr<const Plan> plan_for(const ConvGeometry& g, Direction d, Precisi
     return plan;
 }
 
+// The time split's counters: nanoseconds and executions, convolutions and reorders.
+struct Counter {
+    std::atomic<int64_t> ns{0}, calls{0};
+    void add(std::chrono::steady_clock::duration d) {
+        ns += std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
+        ++calls;
+    }
+};
+Counter convolution_time, reorder_time;
+
 // Per-thread 64-byte-aligned buffers, grown on demand and kept between calls (a hot loop never allocates).
 enum Slot { kSlotA, kSlotB, kSlotOut, kSlotScratchpad, kSlotAccumulate, kSlots };
 
@@ -198,7 +210,10 @@ void run(const ConvGeometry& g, Direction d, Precision p, const float* a, const 
     auto execute = [&](const Step& step, std::unordered_map<int, memory> args) {
         if (step.scratchpad.get_size() > 0)
             args.emplace(DNNL_ARG_SCRATCHPAD, memory(step.scratchpad, eng, buf_scratchpad));
+        const auto start = std::chrono::steady_clock::now();
         step.prim.execute(stream, args);
+        stream.wait();
+        (&step == &plan->conv ? convolution_time : reorder_time).add(std::chrono::steady_clock::now() - start);
     };
     const memory user_a(plan->user_a, eng, const_cast<float*>(a)), user_b(plan->user_b, eng, const_cast<float*>(b)),
         user_out(plan->user_out, eng, out);
@@ -209,7 +224,6 @@ void run(const ConvGeometry& g, Direction d, Precision p, const float* a, const 
     if (plan->to_b) execute(*plan->to_b, {{DNNL_ARG_FROM, user_b}, {DNNL_ARG_TO, conv_b}});
     execute(plan->conv, {{plan->arg_a, conv_a}, {plan->arg_b, conv_b}, {plan->arg_out, conv_out}});
     if (plan->from_out) execute(*plan->from_out, {{DNNL_ARG_FROM, conv_out}, {DNNL_ARG_TO, user_out}});
-    stream.wait();
 }
 
 }  // namespace
@@ -239,6 +253,15 @@ bool cpu_has_bf16() {
         return (isa & bf16) == bf16;
     }();
     return has;
+}
+
+TimeSplit time_split() {
+    return {1e-6 * double(convolution_time.ns), 1e-6 * double(reorder_time.ns), convolution_time.calls,
+            reorder_time.calls};
+}
+
+void reset_time_split() {
+    for (Counter* c : {&convolution_time, &reorder_time}) c->ns = 0, c->calls = 0;
 }
 
 size_t cached_plans() {

@@ -24,6 +24,16 @@ void backward_weights(const float* x, const float* gy, float* gw, const ConvGeom
 // emulate bf16 at below fp32 speed.
 bool cpu_has_bf16();
 
+// Time spent running oneDNN since the last reset_time_split(), summed over every calling thread: the convolution
+// primitives, and the reorders between our plain fp32 layouts and the primitives' own (blocked, bf16 where asked).
+// `make bench` prints it per adversarial-training step, so a profile of where the step goes needs no tool.
+struct TimeSplit {
+    double convolution_ms = 0, reorder_ms = 0;
+    int64_t convolutions = 0, reorders = 0;  // primitive executions
+};
+TimeSplit time_split();
+void reset_time_split();
+
 // Built primitives held by the cache (one per shape, direction, precision and thread count).
 size_t cached_plans();
 
