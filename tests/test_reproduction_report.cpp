@@ -120,3 +120,29 @@ TEST_CASE("reproduction_report: a FAWA that accepted no epoch is named, not repo
     // An arm that never ran is still "not run yet" (CFA on TRADES here).
     CHECK(text.find("cfa_trades (ema_last) vs trades (last) | PGD-20 worst | not run yet") != std::string::npos);
 }
+
+TEST_CASE("reproduction_report: AutoAttack's ranking of the classes and of the arms against PGD-20's", "[report]") {
+    cw_nn_test::ScratchDir dir;
+    auto write_aa = [&](const std::string& arm, double cat, double dog) {
+        write(dir.path / "toyset" / arm / "seed0/autoattack/results.json",
+              "{\"classes\": [\"cat\", \"dog\"], \"evaluations\": [{\"name\": \"autoattack\", \"accuracy\": " +
+                  std::to_string((cat + dog) / 2) + ", \"per_class_accuracy\": [" + std::to_string(cat) + ", " +
+                  std::to_string(dog) + "]}]}\n");
+    };
+    // PGD-20 (whole test set) overall / worst: pgd_at 30 / 10, trades 40 / 20, cfa_at 35 / 30.
+    write_run(dir.path / "toyset/pgd_at/seed0", 0.10, 0.50, 0.4, 0.4);
+    write_run(dir.path / "toyset/trades/seed0", 0.20, 0.60, 0.4, 0.4);
+    write_run(dir.path / "toyset/cfa_at/seed0", 0.30, 0.40, 0.4, 0.4);
+    std::string text = page(dir.path);
+    CHECK(text.find("### AutoAttack") == std::string::npos);  // not run yet: no section
+    // AutoAttack overall / worst: pgd_at 25 / 5, trades 24 / 15, cfa_at 35 / 25.
+    write_aa("pgd_at", 0.05, 0.45);
+    write_aa("trades", 0.15, 0.33);
+    write_aa("cfa_at", 0.25, 0.45);
+    text = page(dir.path);
+    CHECK(text.find("| pgd_at | 25.0 | 5.0 (cat) | 1.00 |") != std::string::npos);
+    // Overall: PGD-20 ranks pgd_at 1, cfa_at 2, trades 3; AutoAttack trades 1, pgd_at 2, cfa_at 3: rank differences
+    // 1, -2, 1, Σd² = 6, ρ = 1 − 6·6 / (3·(9 − 1)) = −0.5. Worst class: both rank pgd_at 1, trades 2, cfa_at 3: ρ = 1.
+    CHECK(text.find("The ranking of the 3 arms under AutoAttack against PGD-20 (Spearman ρ): -0.50 by overall robust "
+                    "accuracy, 1.00 by the worst class's.") != std::string::npos);
+}
