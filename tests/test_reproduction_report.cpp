@@ -146,3 +146,15 @@ TEST_CASE("reproduction_report: AutoAttack's ranking of the classes and of the a
     CHECK(text.find("The ranking of the 3 arms under AutoAttack against PGD-20 (Spearman ρ): -0.50 by overall robust "
                     "accuracy, 1.00 by the worst class's.") != std::string::npos);
 }
+
+TEST_CASE("reproduction_report: the interval of Spearman's rho is shown inside [-1, 1]", "[report]") {
+    cw_nn_test::ScratchDir dir;
+    // PGD-AT seeds 0 and 1 rank cat below dog: each against the other, rho = 1. TRADES ranks dog below cat,
+    // against the PGD-AT mean: rho = -1. Mean 1/3, sd 2/sqrt(3), t(2) = 4.303: the t interval [-2.54, 3.20].
+    write_run(dir.path / "toyset/pgd_at/seed0", 0.10, 0.50, 0.4, 0.4);
+    write_run(dir.path / "toyset/pgd_at/seed1", 0.20, 0.60, 0.4, 0.4);
+    write_run(dir.path / "toyset/trades/seed0", 0.60, 0.10, 0.4, 0.4);
+    const std::string text = page(dir.path);
+    CHECK(text.find("over 3 runs: 0.33 [-1.00, 1.00] (the t interval, cut at ±1); the worst class is cat in 2 of 3 "
+                    "runs. Verdict: **undecided**") != std::string::npos);
+}

@@ -292,7 +292,8 @@ void dataset_section(std::ostream& md, const fs::path& results, const std::strin
         md << "No finished runs committed yet.\n";
         return;
     }
-    md << "### Every arm (mean ± sample sd over seeds, %; last checkpoint, CFA and EMA arms their averaged model)\n\n"
+    md << "### Every arm (mean ± sample sd over seeds, %; the last checkpoint, and for the weight-averaging arms their "
+          "averaged model, ema_last)\n\n"
           "| arm | seeds | checkpoint | clean | clean worst | PGD-20 | PGD-20 worst | PGD-20 spread | boundary error worst |\n"
           "|---|---|---|---|---|---|---|---|---|\n";
     for (const auto& [name, arm] : arms) {
@@ -399,8 +400,9 @@ void dataset_section(std::ostream& md, const fs::path& results, const std::strin
             }
             md << "\n**The same classes are the weakest across seeds and methods** (Benz et al.): Spearman ρ of each "
                   "adversarially trained run's per-class PGD-20 accuracy against the PGD-AT seeds' mean, over "
-               << e.n << (e.n == 1 ? " run: " : " runs: ") << fixed(e.mean, 2) << " [" << fixed(e.lo, 2) << ", "
-               << fixed(e.hi, 2) << "]; the worst class is " << modal << " in " << modal_n << " of " << total
+               << e.n << (e.n == 1 ? " run: " : " runs: ") << fixed(e.mean, 2) << " [" << fixed(std::max(e.lo, -1.0), 2)
+               << ", " << fixed(std::min(e.hi, 1.0), 2) << "]" << (e.lo < -1 || e.hi > 1 ? " (the t interval, cut at ±1)" : "")
+               << "; the worst class is " << modal << " in " << modal_n << " of " << total
                << " runs. Verdict: **" << cw::report::verdict_name(cw::report::judge_at_least(e, 0.5))
                << "** (reproduced when the interval lies above ρ = 0.5; undecided with fewer than two runs).\n";
         }
