@@ -256,6 +256,28 @@ TEST_CASE("onednn conv: the time split counts every convolution and reorder it r
     CHECK(split.convolution_ms + split.reorder_ms <= wall_ms);
 }
 
+TEST_CASE("onednn conv: bf16 activations of 16k channels are converted by bf16_blocked, the rest by oneDNN",
+          "[conv][onednn]") {
+    if (!onednn_conv::cpu_has_bf16()) CW_SKIP("this CPU has no AVX512_BF16: bf16 convolutions fall back to fp32");
+    PolicySetting p(kBf16);
+    for (const auto& [g, ours] : {std::pair{ConvGeometry{4, 16, 8, 8, 16, 3, 3, 1, 1}, 4},
+                                  // 3 input channels: only the incoming gradient (16 channels) is ours, in
+                                  // backward-data and backward-weights.
+                                  {ConvGeometry{2, 3, 9, 7, 16, 3, 3, 2, 1}, 2}}) {
+        INFO(shape_info(g));
+        auto x = uniform(size_t(g.n * g.c * g.h * g.w), 21), w = uniform(size_t(g.k * g.c * 9), 22),
+             gy = uniform(size_t(g.n * g.k * g.out_h() * g.out_w()), 23);
+        std::vector<float> y(gy.size()), gx(x.size()), gw(w.size());
+        onednn_conv::reset_time_split();
+        cpu_backend().conv2d_forward(x.data(), w.data(), y.data(), g);
+        cpu_backend().conv2d_backward(x.data(), w.data(), gy.data(), gx.data(), gw.data(), g);
+        const auto split = onednn_conv::time_split();
+        CHECK(split.convolutions == 3);
+        CHECK(split.reorders_by_bf16_blocked == ours);
+        CHECK(split.reorders > split.reorders_by_bf16_blocked);  // the weights stay with oneDNN's reorder
+    }
+}
+
 TEST_CASE("onednn conv: two threads convolving at once get their own results", "[conv][onednn]") {
     PolicySetting p(kOneDnn);
     const ConvGeometry g{4, 16, 12, 12, 16, 3, 3, 1, 1};

@@ -29,7 +29,8 @@ bool cpu_has_bf16();
 // `make bench` prints it per adversarial-training step, so a profile of where the step goes needs no tool.
 struct TimeSplit {
     double convolution_ms = 0, reorder_ms = 0;
-    int64_t convolutions = 0, reorders = 0;  // primitive executions
+    int64_t convolutions = 0, reorders = 0;  // executions
+    int64_t reorders_by_bf16_blocked = 0;     // of the reorders, those engine/cpu/bf16_blocked.h ran
 };
 TimeSplit time_split();
 void reset_time_split();
