@@ -3,32 +3,9 @@
 #include <limits>
 
 #include "engine/cpu/cpu_backend.h"
-#include "engine/cpu/vector_clones.h"
+#include "engine/cpu/maxpool2x2.h"
 
 namespace cw {
-
-namespace {
-// One output row of the common 2x2 stride-2 unpadded max-pool, with the general loop's choice rule: the first
-// maximum wins ties and a NaN always takes over (NaN propagates). Branch-free so that it vectorises.
-CW_VECTOR_CLONES
-void maxpool2x2_row(const float* __restrict r0, const float* __restrict r1, float* __restrict y,
-                    int32_t* __restrict argmax, int64_t ow_n, int32_t r0_at, int32_t r1_at) {
-    for (int64_t ow = 0; ow < ow_n; ++ow) {
-        float best = r0[2 * ow];
-        int32_t at = r0_at + static_cast<int32_t>(2 * ow);
-        const float cand[3] = {r0[2 * ow + 1], r1[2 * ow], r1[2 * ow + 1]};
-        const int32_t cand_at[3] = {at + 1, r1_at + static_cast<int32_t>(2 * ow),
-                                    r1_at + static_cast<int32_t>(2 * ow) + 1};
-        for (int j = 0; j < 3; ++j) {
-            const bool take = cand[j] > best || cand[j] != cand[j];
-            best = take ? cand[j] : best;
-            at = take ? cand_at[j] : at;
-        }
-        y[ow] = best;
-        argmax[ow] = at;
-    }
-}
-}  // namespace
 
 void CpuBackend::maxpool2d_forward(const float* x, float* y, int32_t* argmax, const PoolGeometry& g) {
     const int64_t oh_n = g.out_h(), ow_n = g.out_w(), planes = g.n * g.c;
@@ -38,7 +15,7 @@ void CpuBackend::maxpool2d_forward(const float* x, float* y, int32_t* argmax, co
         const float* xs = x + pl * g.h * g.w;
         if (two_by_two) {
             for (int64_t oh = 0; oh < oh_n; ++oh)
-                maxpool2x2_row(xs + 2 * oh * g.w, xs + (2 * oh + 1) * g.w, y + (pl * oh_n + oh) * ow_n,
+                maxpool2x2::row(xs + 2 * oh * g.w, xs + (2 * oh + 1) * g.w, y + (pl * oh_n + oh) * ow_n,
                                argmax + (pl * oh_n + oh) * ow_n, ow_n, static_cast<int32_t>(2 * oh * g.w),
                                static_cast<int32_t>((2 * oh + 1) * g.w));
             continue;
