@@ -8,6 +8,8 @@ Batch 128, the same models (tools/pytorch_models.py, parameter counts checked ag
               steps (uniform start in the eps-ball, sign step of alpha, projection to the ball and to [0, 1]), then
               the train-mode training step on x_adv
 each in fp32 and under torch.autocast("cpu", dtype=torch.bfloat16) (forward passes autocast, backward outside).
+After each pgd10_at row, one more step under torch.profiler says where its time goes (convolutions with their
+reorders, matrix products, the rest), as bench_engine says it for ours.
 Columns as bench_engine prints them: ms/step (median of repetitions after warm-up), GFLOP/step, GFLOP/s, that
 rate as a share of the reference sgemm, images/s. The GFLOP are counted from the aten calls PyTorch makes (a
 dispatch mode sees every convolution, convolution_backward with its output mask, mm and addmm), at batch 2 and
@@ -63,6 +65,22 @@ def sorted_ms(fn, warmup, reps):
 
 def median_ms(fn, warmup, reps):
     return statistics.median(sorted_ms(fn, warmup, reps))
+
+
+# Where a step's time goes in PyTorch, as bench_engine prints it for ours: one more step under the profiler, its ops'
+# self times in three groups. oneDNN's reorders run inside PyTorch's convolution ops, so they count with them.
+CONV_OPS = {"aten::mkldnn_convolution", "aten::convolution_backward"}
+MATMUL_OPS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::matmul"}
+
+
+def time_split(fn):
+    """Shares of one run of fn: (convolutions with their reorders, matrix products), of all ops' self time."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        fn()
+    self_us = {e.key: e.self_cpu_time_total for e in prof.key_averages()}
+    total = sum(self_us.values()) or 1
+    return (sum(v for k, v in self_us.items() if k in CONV_OPS) / total,
+            sum(v for k, v in self_us.items() if k in MATMUL_OPS) / total)
 
 
 def gemm_gflops(dtype, size=2048, reps=5):
@@ -235,6 +253,12 @@ def main():
                 ms = median_ms(run[step], warmup, n)
                 results[(arch, step, mode)] = (ms, gflop[step])
                 print(fmt_row(arch, step, ms, gflop[step], reference), flush=True)
+                if step == "pgd10_at" and not at_only:  # one more WRN-28-10 step would take minutes
+                    conv, mm = time_split(run[step])
+                    print(f"{arch:16s} {step:10s} where the time goes (shares of one step under the profiler, "
+                          f"applied to the median): convolutions with their reorders {conv * ms:.1f} ms "
+                          f"({100 * conv:.0f}%), matrix products {mm * ms:.1f} ms ({100 * mm:.0f}%), the rest "
+                          f"{(1 - conv - mm) * ms:.1f} ms ({100 * (1 - conv - mm):.0f}%)", flush=True)
         if ours:
             for step in steps:
                 for (their_arch, their_step), theirs in ours["rows"].items():
