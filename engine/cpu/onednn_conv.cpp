@@ -1,6 +1,7 @@
 // The oneDNN convolution on our plain fp32 buffers. oneDNN picks its own layouts (format any: blocked activations
 // and weights, bf16 where asked), so each direction is a plan of up to three reorders around one convolution
-// primitive: our two inputs into its layouts, its output back into ours. Building a plan JIT-compiles kernels and
+// primitive: our two inputs into its layouts, its output back into ours (an activation going to nChw16c bf16 is
+// converted by engine/cpu/bf16_blocked.h instead, the same bits faster). Building a plan JIT-compiles kernels and
 // costs milliseconds, so plans are cached, keyed by geometry, direction, precision and the OpenMP thread count
 // (oneDNN sizes its work split at build time; Debian's libdnnl runs on the OpenMP runtime, so it uses the calling
 // thread's omp_get_max_threads(), the team CLASSWISE_THREADS sizes, like OpenBLAS and our own loops).
