@@ -88,8 +88,12 @@ jobs() {
 }
 
 train_command() {  # dataset arm seed dir
-    local ds=$1 a=$2 s=$3 dir=$4
-    echo "$convolutions $train ${data[$ds]} $(arm_flags "$a" "$ds" "$s") --seed $s --final-attacks pgd20 --final-checkpoints $(checkpoints_of "$a") --out $dir"
+    local ds=$1 a=$2 s=$3 dir=$4 d
+    # The fine-tunes bring their own epoch count (--epochs 2 in their flags); train takes --epochs once, so the
+    # dataset's 5 is dropped for them. Every other arm's command is left as it was.
+    d=${data[$ds]}
+    case $a in frl_*|faal) d=${d/--epochs 5 /} ;; esac
+    echo "$convolutions $train $d $(arm_flags "$a" "$ds" "$s") --seed $s --final-attacks pgd20 --final-checkpoints $(checkpoints_of "$a") --out $dir"
 }
 
 collect() {  # the small files of a finished run, into the results tree
