@@ -194,18 +194,17 @@ std::vector<double> differences(const Arm& arm, const std::string& arm_ckpt, con
     return d;
 }
 
-std::string seeds_of(const Arm& arm) {
+// The arm's seeds, comma-separated; with `only`, those whose run it accepts.
+std::string seeds_of(const Arm& arm, bool (*only)(const Run&) = nullptr) {
     std::string s;
-    for (const auto& [seed, run] : arm) s += (s.empty() ? "" : ",") + std::to_string(seed);
+    for (const auto& [seed, run] : arm)
+        if (!only || only(run)) s += (s.empty() ? "" : ",") + std::to_string(seed);
     return s;
 }
 
 // The seeds of an arm whose FAWA accepted no epoch, so they have no averaged model ("" when there are none).
 std::string seeds_without_average(const Arm& arm) {
-    std::string s;
-    for (const auto& [seed, run] : arm)
-        if (run.fawa_accepted == 0) s += (s.empty() ? "" : ",") + std::to_string(seed);
-    return s;
+    return seeds_of(arm, [](const Run& run) { return run.fawa_accepted == 0; });
 }
 
 std::string seeds_text(const std::string& list) {
@@ -330,8 +329,7 @@ void dataset_section(std::ostream& md, const fs::path& results, const std::strin
             // Seeds left without an averaged model by FAWA, on either side: they cannot enter the comparison.
             std::string no_average;
             for (const auto& [arm, ckpt] : {std::pair{&a->second, &c.arm_checkpoint}, {&b->second, &c.base_checkpoint}})
-                if (*ckpt == "ema_last" && !seeds_without_average(*arm).empty())
-                    no_average = seeds_without_average(*arm);
+                if (*ckpt == "ema_last" && no_average.empty()) no_average = seeds_without_average(*arm);
             const std::string fawa_note =
                 "FAWA accepted no epoch in " + seeds_text(no_average) + " (its worst validation class stayed under FAWA's "
                 "threshold), so there is no averaged model";

@@ -4,11 +4,7 @@
 // without -march, so the kernel carries its own target attribute and runs only where supported() said yes.
 #include "engine/cpu/bf16_blocked.h"
 
-// GCC 12 warns inside its own AVX-512 headers (their _mm512_undefined_* self-initialise; GCC bug 105593, fixed in
-// 13) wherever the intrinsics inline; nothing here reads an undefined value.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-
+#include "engine/cpu/avx512.h"
 #include "engine/cpu/cpu_backend.h"
 
 namespace cw::bf16_blocked {
@@ -48,7 +44,7 @@ CW_BF16_TARGET void convert_block(const float* x, uint16_t* y, int64_t hw) {
     __m512 rows[16];
     for (int64_t p = 0; p < hw; p += 16) {
         const int64_t width = hw - p < 16 ? hw - p : 16;
-        const __mmask16 mask = static_cast<__mmask16>(width == 16 ? 0xFFFF : (1u << width) - 1);
+        const __mmask16 mask = avx512::first_lanes(width);
         for (int c = 0; c < 16; ++c) rows[c] = _mm512_maskz_loadu_ps(mask, x + c * hw + p);
         transpose16(rows);
         for (int64_t j = 0; j < width; ++j)

@@ -4,11 +4,7 @@
 // comparisons to sixteen outputs at once.
 #include "engine/cpu/maxpool2x2.h"
 
-// GCC 12 warns inside its own AVX-512 headers (their _mm512_undefined_* self-initialise; GCC bug 105593, fixed in
-// 13) wherever the intrinsics inline; nothing here reads an undefined value.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-
+#include "engine/cpu/avx512.h"
 #include "engine/cpu/vector_clones.h"
 
 namespace cw::maxpool2x2 {
@@ -25,8 +21,7 @@ CW_AVX512_TARGET void row_avx512(const float* r0, const float* r1, float* y, int
         const int64_t width = ow_n - ow < 16 ? ow_n - ow : 16;
         // Input columns 2ow .. 2ow + 2·width - 1 of each row, as two halves of 16.
         const int64_t in = 2 * width;
-        const __mmask16 lo = static_cast<__mmask16>(in >= 16 ? 0xFFFF : (1u << in) - 1);
-        const __mmask16 hi = static_cast<__mmask16>(in >= 32 ? 0xFFFF : in <= 16 ? 0 : (1u << (in - 16)) - 1);
+        const __mmask16 lo = avx512::first_lanes(in), hi = avx512::first_lanes(in - 16);
         const __m512 a0 = _mm512_maskz_loadu_ps(lo, r0 + 2 * ow), a1 = _mm512_maskz_loadu_ps(hi, r0 + 2 * ow + 16);
         const __m512 b0 = _mm512_maskz_loadu_ps(lo, r1 + 2 * ow), b1 = _mm512_maskz_loadu_ps(hi, r1 + 2 * ow + 16);
         const __m512 cand[4] = {_mm512_permutex2var_ps(a0, even, a1), _mm512_permutex2var_ps(a0, odd, a1),
@@ -44,7 +39,7 @@ CW_AVX512_TARGET void row_avx512(const float* r0, const float* r1, float* y, int
             best = _mm512_mask_blend_ps(take, best, cand[j]);
             at = _mm512_mask_blend_epi32(take, at, cand_at[j]);
         }
-        const __mmask16 out = static_cast<__mmask16>(width == 16 ? 0xFFFF : (1u << width) - 1);
+        const __mmask16 out = avx512::first_lanes(width);
         _mm512_mask_storeu_ps(y + ow, out, best);
         _mm512_mask_storeu_epi32(argmax + ow, out, at);
     }

@@ -126,8 +126,6 @@ Plan build_plan(const ConvGeometry& g, Direction d, Precision p) {
         plan.conv_a = pd.src_desc(), plan.conv_b = pd.diff_dst_desc(), plan.conv_out = pd.diff_weights_desc();
         plan.implementation = pd.impl_info_str();
     }
-    plan.to_a = reorder_step(plan.user_a, plan.conv_a);
-    plan.to_b = reorder_step(plan.user_b, plan.conv_b);
     auto ours = [](const memory::desc& user, const memory::desc& conv) {
         const memory::dims dims = user.dims();
         const bool fits = conv == memory::desc(dims, dt::bf16, memory::format_tag::nChw16c) &&
@@ -137,6 +135,9 @@ Plan build_plan(const ConvGeometry& g, Direction d, Precision p) {
     };
     plan.a_to_bf16_blocked = ours(plan.user_a, plan.conv_a);
     plan.b_to_bf16_blocked = ours(plan.user_b, plan.conv_b);
+    // oneDNN's reorder only where bf16_blocked does not convert (a primitive never run is never built).
+    if (plan.a_to_bf16_blocked.empty()) plan.to_a = reorder_step(plan.user_a, plan.conv_a);
+    if (plan.b_to_bf16_blocked.empty()) plan.to_b = reorder_step(plan.user_b, plan.conv_b);
     plan.from_out = reorder_step(plan.conv_out, plan.user_out);
     for (const Step* s : {&plan.conv, plan.to_a ? &*plan.to_a : nullptr, plan.to_b ? &*plan.to_b : nullptr,
                           plan.from_out ? &*plan.from_out : nullptr})
@@ -217,8 +218,10 @@ void run(const ConvGeometry& g, Direction d, Precision p, const float* a, const 
     dnnl::engine& eng = cpu_engine();
     dnnl::stream& stream = thread_stream();
     // Every buffer first: a later grow would move one a memory object already points at.
-    void* buf_a = plan->to_a ? thread_buffer(kSlotA, plan->conv_a.get_size()) : nullptr;
-    void* buf_b = plan->to_b ? thread_buffer(kSlotB, plan->conv_b.get_size()) : nullptr;
+    const bool convert_a = plan->to_a || !plan->a_to_bf16_blocked.empty(),
+               convert_b = plan->to_b || !plan->b_to_bf16_blocked.empty();
+    void* buf_a = convert_a ? thread_buffer(kSlotA, plan->conv_a.get_size()) : nullptr;
+    void* buf_b = convert_b ? thread_buffer(kSlotB, plan->conv_b.get_size()) : nullptr;
     void* buf_out = plan->from_out ? thread_buffer(kSlotOut, plan->conv_out.get_size()) : nullptr;
     void* buf_scratchpad = thread_buffer(kSlotScratchpad, plan->scratchpad_bytes);
 
@@ -232,8 +235,8 @@ void run(const ConvGeometry& g, Direction d, Precision p, const float* a, const 
     };
     const memory user_a(plan->user_a, eng, const_cast<float*>(a)), user_b(plan->user_b, eng, const_cast<float*>(b)),
         user_out(plan->user_out, eng, out);
-    const memory conv_a = plan->to_a ? memory(plan->conv_a, eng, buf_a) : user_a;
-    const memory conv_b = plan->to_b ? memory(plan->conv_b, eng, buf_b) : user_b;
+    const memory conv_a = convert_a ? memory(plan->conv_a, eng, buf_a) : user_a;
+    const memory conv_b = convert_b ? memory(plan->conv_b, eng, buf_b) : user_b;
     const memory conv_out = plan->from_out ? memory(plan->conv_out, eng, buf_out) : user_out;
     auto convert = [&](const memory::dims& d, const float* from, void* to) {
         const auto start = std::chrono::steady_clock::now();
