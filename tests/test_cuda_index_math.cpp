@@ -208,3 +208,22 @@ TEST_CASE("CUDA index math: allocator buckets", "[cuda][index]") {
     REQUIRE(bucket_size(huge) == huge);
     REQUIRE(bucket_size((size_t(1) << 50) + 1) >= (size_t(1) << 50) + 1);
 }
+
+TEST_CASE("CUDA index math: batch sizes sharing one cuDNN search", "[cuda][index]") {
+    // (2^(k-1), 2^k] share the search of 2^k: by hand.
+    CHECK(conv_search_range(1) == 1);
+    CHECK(conv_search_range(2) == 2);
+    CHECK(conv_search_range(3) == 4);
+    CHECK(conv_search_range(128) == 128);
+    CHECK(conv_search_range(129) == 256);
+    CHECK(conv_search_range(250) == 256);
+    CHECK(conv_search_range(287) == 512);
+    CHECK(conv_search_range(10000) == 16384);
+    // Brute force: every n in 1..5000 lands in a range that holds it and is under twice its size.
+    for (int64_t n = 1; n <= 5000; ++n) {
+        const int64_t r = conv_search_range(n);
+        REQUIRE(r >= n);
+        REQUIRE(r < 2 * n);
+        REQUIRE((r & (r - 1)) == 0);
+    }
+}

@@ -197,7 +197,8 @@ private:
     cudnnHandle_t cudnn_ = nullptr;
     DeviceAllocator alloc_;
     std::mutex conv_mu_;                    // guards the algorithm cache and the workspace
-    std::map<ConvKey, ConvAlgo> conv_algos_;
+    std::map<ConvKey, ConvAlgo> conv_algos_;          // per full problem
+    std::map<ConvKey, ConvAlgo> conv_range_algos_;    // timed searches, per batch-size range (conv_search_range)
     void* workspace_ = nullptr;             // grow-only, from alloc_
     size_t workspace_bytes_ = 0;
 };

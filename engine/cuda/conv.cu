@@ -1,7 +1,10 @@
 // Convolutions through cuDNN (NCHW float32, OIHW filters, cross-correlation as in PyTorch, no groups/dilation).
 //
 // Algorithm choice, once per full problem (ConvKey) and cached:
-//   * default: cudnnFind*Ex times the candidates on the real inputs (like torch.backends.cudnn.benchmark);
+//   * default: cudnnFind*Ex times the candidates on the real inputs (like torch.backends.cudnn.benchmark), once
+//     per range of batch sizes (conv_search_range: (2^(k-1), 2^k]); other sizes of the range reuse the algorithm
+//     found, with their own workspace. Attacks that drop broken samples change the batch size step by step, and
+//     a search per size cost AutoAttack more time than its steps;
 //   * CLASSWISE_CUDNN_BENCHMARK=0, or deterministic mode: the cudnnGet*_v7 heuristics, whose ranking does not
 //     depend on timing noise, so every run picks the same algorithm;
 //   * deterministic mode admits only algorithms whose determinism field is CUDNN_DETERMINISTIC.
@@ -10,12 +13,14 @@
 // chosen algorithm runs with the math type it was reported with; with TF32 off, search and run use CUDNN_FMA_MATH.
 // The workspace is one grow-only buffer from the caching allocator.
 #include <climits>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "engine/cuda/backend_cuda.h"
 #include "engine/cuda/common.cuh"
+#include "engine/cuda/index_math.h"
 #include "engine/error.h"
 
 namespace cw::cuda {
@@ -234,6 +239,35 @@ ConvAlgo CudaBackend::conv_algo(ConvPass pass, const ConvGeometry& g, const void
         if (it != conv_algos_.end()) return it->second;
     }
     Descs d(g);
+    ConvKey range_key = key;
+    range_key.n = conv_search_range(g.n);
+    if (bench) {
+        std::optional<ConvAlgo> found;
+        {
+            std::lock_guard<std::mutex> lock(conv_mu_);
+            auto it = conv_range_algos_.find(range_key);
+            if (it != conv_range_algos_.end()) found = it->second;
+        }
+        size_t bytes = 0;
+        if (found) {
+            CW_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv, found->math));
+            if (workspace_size(cudnn_, pass, d, found->algo, &bytes) && bytes <= kMaxWorkspace) {
+                bool have_workspace = true;
+                try {
+                    conv_workspace(bytes);
+                } catch (const DeviceError& e) {
+                    if (!is_out_of_memory(e)) throw;
+                    have_workspace = false;   // search this size on its own, within the memory there is
+                }
+                if (have_workspace) {
+                    const ConvAlgo chosen{found->algo, found->math, bytes};
+                    std::lock_guard<std::mutex> lock(conv_mu_);
+                    conv_algos_.emplace(key, chosen);
+                    return chosen;
+                }
+            }
+        }
+    }
     CW_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
     std::vector<Candidate> cands = heuristic_candidates(cudnn_, pass, d);
     size_t limit = kMaxWorkspace;
@@ -285,6 +319,7 @@ ConvAlgo CudaBackend::conv_algo(ConvPass pass, const ConvGeometry& g, const void
         const ConvAlgo chosen{c.algo, math, bytes};
         std::lock_guard<std::mutex> lock(conv_mu_);
         conv_algos_.emplace(key, chosen);
+        if (bench) conv_range_algos_.emplace(range_key, chosen);   // the first size searched speaks for its range
         return chosen;
     }
     throw DeviceError("cuDNN offers no usable algorithm for " + problem(pass, g) +

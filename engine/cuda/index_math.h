@@ -168,4 +168,15 @@ inline size_t bucket_size(size_t bytes) {
     return s;
 }
 
+// ---- cuDNN algorithm search ------------------------------------------------------------------------------------
+// The batch sizes that share one timed search: (2^(k-1), 2^k] for k >= 1. An attack that shrinks its batch as
+// samples break (Square, APGD-T, FAB-T rounds) meets a new batch size at almost every step, and a full
+// cudnnFind*Ex per size costs far more than the step; the algorithm found for the first size of a range serves the
+// rest of it, with its workspace sized for each actual batch.
+inline int64_t conv_search_range(int64_t n) {
+    int64_t p = 1;
+    while (p < n) p <<= 1;
+    return p;
+}
+
 }  // namespace cw::cuda
