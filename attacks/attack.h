@@ -69,7 +69,7 @@ struct AttackContext {
 
     int64_t n() const { return x.size(0); }
     Device device() const { return x.device(); }
-    // The clean images on the host, copied at the first request (Square, FAB).
+    // The clean images on the host, copied at the first request (FAB's projections, Square's stripe start).
     const Images& host_x();
     // A per-sample vector as a device tensor [N].
     Tensor per_sample_tensor(const std::vector<float>& v) const;

@@ -1,6 +1,6 @@
 #pragma once
-// A host-side batch of images, for the attacks that search on the host (Square, FAB) and for checks of returned
-// points. The gradient attacks keep their images on the model's device (engine/attack_ops.h).
+// A host-side batch of images, for the attack that searches on the host (FAB), Square's stripe start and for checks
+// of returned points. The gradient attacks keep their images on the model's device (engine/attack_ops.h).
 #include <cstdint>
 #include <vector>
 

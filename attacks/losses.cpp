@@ -1,5 +1,5 @@
 // Host forms of the per-sample objectives: the formulas themselves live in engine/attack_math.h, shared with the
-// device kernels, so a host-side attack (Square, FAB) and a device-side one agree by construction.
+// device kernels, so an attack that scores on the host (Square, FAB) and a device-side one agree by construction.
 #include "attacks/losses.h"
 
 #include <algorithm>

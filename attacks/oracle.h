@@ -3,7 +3,7 @@
 // (one kernel, engine/attack_ops.h) and the input gradient of its sum stay on the model's device, so a step costs
 // no host copy (docs/protocols/attacks.md §0: the loss is a sum of per-sample losses, so sample i's gradient depends on sample i
 // only — except through BatchNorm in train mode). Gradient passes run inside InputGradOnlyGuard: parameters never
-// receive gradients. The host-side attacks (Square, FAB) use the Images forms, which copy once per call.
+// receive gradients. The host-side attack (FAB) uses the Images forms, which copy once per call.
 #include <cstdint>
 #include <vector>
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "attacks/losses.h"
+#include "engine/attack_ops.h"
 
 namespace cw::attacks {
 
@@ -51,59 +52,53 @@ Scores score(const ModelOutput& out, const std::vector<int32_t>& y) {
 }
 }  // namespace
 
-Images Square::single_run(ModelOracle& model, const Images& x, const std::vector<int32_t>& y,
-                          const std::vector<float>& eps, std::vector<int64_t>& queries,
+Tensor Square::single_run(ModelOracle& model, const Images& x_host, const Tensor& x, const Tensor& eps_t,
+                          const std::vector<int32_t>& y, const std::vector<float>& eps, std::vector<int64_t>& queries,
                           std::vector<int32_t>& pred, Rng& rng) const {
-    const int64_t n = x.n, c = x.channels(), h = x.height(), w = x.width();
+    const int64_t n = x_host.n, c = x_host.channels(), h = x_host.height(), w = x_host.width();
 
-    // Vertical stripes: one sign per image, channel and column, the same value down the column.
-    Images x_best = x;
+    // Vertical stripes: one sign per image, channel and column, the same value down the column. Drawn on the host
+    // (the random stream is the reference's), then the images stay on the model's device.
+    Images stripes = x_host;
     for (int64_t i = 0; i < n; ++i)
         for (int64_t ch = 0; ch < c; ++ch)
             for (int64_t col = 0; col < w; ++col) {
                 const float sigma = rng.uniform() < 0.5f ? -eps[i] : eps[i];
                 for (int64_t row = 0; row < h; ++row) {
-                    float& v = x_best.row(i)[(ch * h + row) * w + col];
+                    float& v = stripes.row(i)[(ch * h + row) * w + col];
                     v = std::min(std::max(v + sigma, 0.f), 1.f);
                 }
             }
+    Tensor x_best = to_tensor(stripes, model.device());
     Scores best = score(model.forward(x_best), y);
     std::vector<float>& m_best = best.margin;
     std::vector<float> loss_best = m_best;   // loss = margin (AutoAttack's 'margin' loss)
     for (auto& q : queries) ++q;
 
+    // Each iteration: the still-robust images, their window moved on the device, one forward, and the accepted
+    // rows written back. Only the logits and the row lists cross between host and device.
     for (int it = 0; it < c_.n_queries; ++it) {
         std::vector<int64_t> idx;
         for (int64_t i = 0; i < n; ++i)
             if (m_best[i] > 0) idx.push_back(i);
         if (idx.empty()) break;
 
-        const int s = square_side(square_p_schedule(it, c_.p_init), c, h, w);
+        SquareWindow window;
+        window.side = square_side(square_p_schedule(it, c_.p_init), c, h, w);
         // integer in [0, h−s−1] (floor of U·(h−s)); 0 when the window spans the image
-        const int64_t vh = h - s > 0 ? static_cast<int64_t>(std::floor(rng.uniform() * (h - s))) : 0;
-        const int64_t vw = w - s > 0 ? static_cast<int64_t>(std::floor(rng.uniform() * (w - s))) : 0;
-        std::vector<float> colour(static_cast<size_t>(c));
-        for (auto& col : colour) col = rng.uniform() < 0.5f ? -1.f : 1.f;
+        const int64_t s = window.side;
+        window.top = h - s > 0 ? static_cast<int64_t>(std::floor(rng.uniform() * (h - s))) : 0;
+        window.left = w - s > 0 ? static_cast<int64_t>(std::floor(rng.uniform() * (w - s))) : 0;
+        for (int64_t ch = 0; ch < c; ++ch)
+            if (rng.uniform() < 0.5f) window.negative_channels |= 1u << ch;
 
-        Images x_new = take_rows(x_best, idx);
-        for (size_t k = 0; k < idx.size(); ++k) {
-            const int64_t i = idx[k];
-            float* a = x_new.row(static_cast<int64_t>(k));
-            const float* clean = x.row(i);
-            for (int64_t ch = 0; ch < c; ++ch)
-                for (int64_t row = vh; row < vh + s; ++row)
-                    for (int64_t col = vw; col < vw + s; ++col) {
-                        const int64_t j = (ch * h + row) * w + col;
-                        // x_best + 2ε·σ_c, projected to the ε-ball and the box: the window becomes x ± ε
-                        const float v = std::min(std::max(a[j] + 2 * eps[i] * colour[ch], clean[j] - eps[i]),
-                                                 clean[j] + eps[i]);
-                        a[j] = std::min(std::max(v, 0.f), 1.f);
-                    }
-        }
+        Tensor x_new = take_rows(x_best, idx);
+        square_window_(x_new, x, eps_t, idx, window);
         std::vector<int32_t> y_sub;
         for (int64_t i : idx) y_sub.push_back(y[i]);
         const Scores now = score(model.forward(x_new), y_sub);
         const std::vector<float>& m_new = now.margin;
+        std::vector<int64_t> accepted_rows, accepted_new;
         for (size_t k = 0; k < idx.size(); ++k) {
             const int64_t i = idx[k];
             ++queries[i];
@@ -112,22 +107,22 @@ Images Square::single_run(ModelOracle& model, const Images& x, const std::vector
             if (improved || m_new[k] <= 0) {
                 m_best[i] = m_new[k];
                 best.pred[i] = now.pred[k];
-                std::copy(x_new.row(static_cast<int64_t>(k)), x_new.row(static_cast<int64_t>(k)) + x.dim(),
-                          x_best.row(i));
+                accepted_rows.push_back(i);
+                accepted_new.push_back(static_cast<int64_t>(k));
             }
         }
+        if (!accepted_rows.empty()) put_rows_(x_best, accepted_rows, take_rows(x_new, accepted_new));
     }
     pred = best.pred;
     return x_best;
 }
 
 Perturbation Square::perturb(AttackContext& ctx) {
-    // A host-side random search: the images cross to the host once and back once.
-    const Images& x = ctx.host_x();
-    const int64_t n = x.n;
-    Images x_adv = x;
+    // A random search whose images stay on the model's device; the host draws the windows and makes the decisions.
+    const int64_t n = ctx.n();
+    Tensor x_adv = ctx.x.clone();
     std::vector<int64_t> queries(static_cast<size_t>(n), 1);   // the clean check is everyone's first query
-    const ModelOutput clean = ctx.model.forward(x);
+    const ModelOutput clean = ctx.model.forward(ctx.x);
     std::vector<int32_t> final_pred = clean.preds();   // the prediction at the returned point
     std::vector<uint8_t> robust(n);
     for (int64_t i = 0; i < n; ++i) robust[i] = clean.pred(i) == ctx.y[i];
@@ -144,19 +139,23 @@ Perturbation Square::perturb(AttackContext& ctx) {
             q.push_back(0);
         }
         std::vector<int32_t> pred;
-        const Images adv = single_run(ctx.model, take_rows(x, idx), y, eps, q, pred, ctx.rng);
+        const Tensor eps_t = Tensor::from_vector(eps, {static_cast<int64_t>(eps.size())}, ctx.device());
+        const Tensor adv = single_run(ctx.model, take_rows(ctx.host_x(), idx), take_rows(ctx.x, idx), eps_t, y, eps, q,
+                                      pred, ctx.rng);
         // Broken = misclassified at the returned point, known from the query that accepted it (AutoAttack spends
         // one more forward to check; the model is deterministic, so that would repeat this answer).
+        std::vector<int64_t> broken_rows, broken_run;
         for (size_t k = 0; k < idx.size(); ++k) {
             queries[idx[k]] += q[k];
             if (pred[k] == y[k]) continue;
             robust[idx[k]] = 0;
             final_pred[idx[k]] = pred[k];
-            std::copy(adv.row(static_cast<int64_t>(k)), adv.row(static_cast<int64_t>(k)) + adv.dim(),
-                      x_adv.row(idx[k]));
+            broken_rows.push_back(idx[k]);
+            broken_run.push_back(static_cast<int64_t>(k));
         }
+        if (!broken_rows.empty()) put_rows_(x_adv, broken_rows, take_rows(adv, broken_run));
     }
-    Perturbation p{to_tensor(x_adv, ctx.device()), {}, std::move(queries)};
+    Perturbation p{x_adv, {}, std::move(queries)};
     p.pred = std::move(final_pred);
     return p;
 }

@@ -174,6 +174,14 @@ CW_HD int64_t objective_min_classes(AttackObjective kind) {
     return kind == AttackObjective::Dlr ? 3 : kind == AttackObjective::DlrTargeted ? 4 : 2;
 }
 
+// ---- Square's window (docs/protocols/attacks.md §6) ----------------------------------------------------------------
+// One value inside the window: x_best + 2ε·σ (σ = ±1, the channel's colour), clipped to [x_nat − ε, x_nat + ε] and
+// then to the box, so the window lands on x_nat ± ε wherever the box allows.
+CW_HD float square_window_value(float x_best, float x_nat, float eps, float sigma) {
+    const float v = fminf(fmaxf(x_best + 2.f * eps * sigma, x_nat - eps), x_nat + eps);
+    return clamp01(v);
+}
+
 // ---- the step: ascent, then the ε-ball of x_nat, then the box [0, 1] (docs/protocols/attacks.md §0) ------------------------------
 // L∞, element-wise: a = x + α·sign(g); x ← clip_box(x_nat + clip_{±ε}(a − x_nat)). With no gradient (projection
 // only) a = x.

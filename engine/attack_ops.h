@@ -31,4 +31,14 @@ void put_rows_(Tensor& dst, const std::vector<int64_t>& rows, const Tensor& src)
 // Row i of a where mask[i] ≠ 0, else row i of b (exact copies); mask [n].
 Tensor where_rows(const Tensor& mask, const Tensor& a, const Tensor& b);
 
+// Square's step (formula: attack_math::square_window_value): in each image k of x_adv [n, c, h, w], the
+// side × side window at (top, left) moves to x_nat ± ε of sample rows[k] (x_nat [N, c, h, w], eps [N]), with
+// channel ch's sign negative where bit ch of negative_channels is set. Every other value stays as it was.
+struct SquareWindow {
+    int64_t top = 0, left = 0, side = 1;
+    uint32_t negative_channels = 0;
+};
+void square_window_(Tensor& x_adv, const Tensor& x_nat, const Tensor& eps, const std::vector<int64_t>& rows,
+                    const SquareWindow& window);
+
 }  // namespace cw

@@ -224,6 +224,12 @@ public:
     // y row i = (mask[i] != 0 ? a : b) row i, exactly (y may alias a or b).
     virtual void where_rows(const float* mask, const float* a, const float* b, float* y, int64_t n,
                             int64_t row_len) = 0;
+    // Square's step on n images [n, c, h, w] in place: the side×side window at (top, left) of image k becomes
+    // square_window_value(x, x_nat, ε, σ_ch), where x_nat and ε are row rows[k] of x_nat [*, c, h, w] and eps [*],
+    // and σ_ch = −1 where bit ch of negative_channels is set, else +1 (c ≤ 32). Values outside the window stay.
+    virtual void square_window(float* x_adv, const float* x_nat, const int32_t* rows, const float* eps, int64_t n,
+                               int64_t c, int64_t h, int64_t w, int64_t top, int64_t left, int64_t side,
+                               uint32_t negative_channels) = 0;
 
 protected:
     virtual void do_copy_to_host(void* host_dst, const void* src, size_t bytes) = 0;

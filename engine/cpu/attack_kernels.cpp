@@ -58,6 +58,26 @@ void CpuBackend::copy_rows(const float* src, const int32_t* src_rows, float* dst
     }
 }
 
+void CpuBackend::square_window(float* x_adv, const float* x_nat, const int32_t* rows, const float* eps, int64_t n,
+                               int64_t c, int64_t h, int64_t w, int64_t top, int64_t left, int64_t side,
+                               uint32_t negative_channels) {
+    const int64_t dim = c * h * w;
+#pragma omp parallel for schedule(static) if (n * c * side * side > kParallelGrain)
+    for (int64_t k = 0; k < n; ++k) {
+        float* a = x_adv + k * dim;
+        const float* nat = x_nat + int64_t(rows[k]) * dim;
+        const float e = eps[rows[k]];
+        for (int64_t ch = 0; ch < c; ++ch) {
+            const float sigma = (negative_channels >> ch) & 1u ? -1.f : 1.f;
+            for (int64_t row = top; row < top + side; ++row)
+                for (int64_t col = left; col < left + side; ++col) {
+                    const int64_t j = (ch * h + row) * w + col;
+                    a[j] = attack_math::square_window_value(a[j], nat[j], e, sigma);
+                }
+        }
+    }
+}
+
 void CpuBackend::where_rows(const float* mask, const float* a, const float* b, float* y, int64_t n, int64_t row_len) {
 #pragma omp parallel for schedule(static) if (n * row_len > kParallelGrain)
     for (int64_t i = 0; i < n; ++i) {

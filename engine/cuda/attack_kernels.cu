@@ -64,7 +64,31 @@ __global__ void where_rows_kernel(const float* mask, const float* a, const float
     CW_GRID_STRIDE(j, total) y[j] = mask[j / row_len] != 0.f ? a[j] : b[j];
 }
 
+// One thread per window value: (k, ch, row, col) over n × c × side × side.
+__global__ void square_window_kernel(float* x_adv, const float* x_nat, const int32_t* rows, const float* eps, int64_t c,
+                                     int64_t h, int64_t w, int64_t top, int64_t left, int64_t side,
+                                     uint32_t negative_channels, int64_t total) {
+    const int64_t dim = c * h * w, area = side * side;
+    CW_GRID_STRIDE(t, total) {
+        const int64_t k = t / (c * area), ch = (t / area) % c, row = top + (t % area) / side, col = left + t % side;
+        const int64_t j = (ch * h + row) * w + col;
+        const float sigma = (negative_channels >> ch) & 1u ? -1.f : 1.f;
+        const int64_t r = rows[k];
+        x_adv[k * dim + j] = attack_math::square_window_value(x_adv[k * dim + j], x_nat[r * dim + j], eps[r], sigma);
+    }
+}
+
 }  // namespace
+
+void CudaBackend::square_window(float* x_adv, const float* x_nat, const int32_t* rows, const float* eps, int64_t n,
+                                int64_t c, int64_t h, int64_t w, int64_t top, int64_t left, int64_t side,
+                                uint32_t negative_channels) {
+    const int64_t total = n * c * side * side;
+    if (total <= 0) return;
+    square_window_kernel<<<grid_for(total), kThreads, 0, stream_>>>(x_adv, x_nat, rows, eps, c, h, w, top, left, side,
+                                                                     negative_channels, total);
+    CW_LAUNCH_CHECK("square_window_kernel");
+}
 
 void CudaBackend::attack_objective(AttackObjective kind, const float* logits, const int32_t* labels,
                                    const int32_t* targets, float kappa, float* value, float* dz, float* wrong,

@@ -176,6 +176,8 @@ public:
     void copy_rows(const float* src, const int32_t* src_rows, float* dst, const int32_t* dst_rows, int64_t count,
                    int64_t row_len) override;
     void where_rows(const float* mask, const float* a, const float* b, float* y, int64_t n, int64_t row_len) override;
+    void square_window(float* x_adv, const float* x_nat, const int32_t* rows, const float* eps, int64_t n, int64_t c,
+                       int64_t h, int64_t w, int64_t top, int64_t left, int64_t side, uint32_t negative_channels) override;
 
     // ---- beyond the Backend interface ----
     cudaStream_t stream() const { return stream_; }

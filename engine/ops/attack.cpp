@@ -111,4 +111,27 @@ Tensor where_rows(const Tensor& mask, const Tensor& a, const Tensor& b) {
     return y;
 }
 
+void square_window_(Tensor& x_adv, const Tensor& x_nat, const Tensor& eps, const std::vector<int64_t>& rows,
+                    const SquareWindow& win) {
+    check_inputs("square_window", {&x_adv, &x_nat, &eps});
+    if (x_adv.ndim() != 4 || x_nat.ndim() != 4 || x_adv.size(1) != x_nat.size(1) || x_adv.size(2) != x_nat.size(2) ||
+        x_adv.size(3) != x_nat.size(3))
+        throw ShapeError("square_window: x_adv " + shape_str(x_adv.shape()) + " and x_nat " + shape_str(x_nat.shape()) +
+                         " must be images [n, c, h, w] of one size");
+    if (static_cast<int64_t>(rows.size()) != x_adv.size(0))
+        throw ShapeError("square_window: " + std::to_string(rows.size()) + " rows for " +
+                         std::to_string(x_adv.size(0)) + " images");
+    check_per_sample("square_window", eps, x_nat.size(0), "eps");
+    const int64_t c = x_adv.size(1), h = x_adv.size(2), w = x_adv.size(3);
+    if (c > 32) throw ShapeError("square_window: at most 32 channels, got " + std::to_string(c));
+    if (win.side < 1 || win.top < 0 || win.left < 0 || win.top + win.side > h || win.left + win.side > w)
+        throw ShapeError("square_window: a " + std::to_string(win.side) + "-pixel window at (" +
+                         std::to_string(win.top) + ", " + std::to_string(win.left) + ") does not fit " +
+                         std::to_string(h) + "x" + std::to_string(w) + " images");
+    if (x_adv.numel() == 0) return;
+    const Tensor idx = row_index("square_window", rows, x_nat.size(0), x_adv.device());
+    kernels(x_adv).square_window(x_adv.f32(), x_nat.f32(), idx.i32(), eps.f32(), x_adv.size(0), c, h, w, win.top,
+                                 win.left, win.side, win.negative_channels);
+}
+
 }  // namespace cw
