@@ -55,6 +55,7 @@ FabTargeted::RunResult FabTargeted::single_run(ModelOracle& model, const Images&
     std::vector<float> n1(n), n2(n);
     for (int it = 0; it < c_.n_iter; ++it) {
         const ModelOutput lin = model.value_and_grad(x1, h);
+        // Every sample on its own (its projections, then its step), so the samples share out over the threads.
 #pragma omp parallel for schedule(dynamic)
         for (int64_t i = 0; i < n; ++i) {
             // hyperplane ⟨w, v⟩ = b with w = ∇h(x¹), b = ⟨w, x¹⟩ − h(x¹)
@@ -64,8 +65,6 @@ FabTargeted::RunResult FabTargeted::single_run(ModelOracle& model, const Images&
             std::vector<LinfKink> scratch;
             n1[i] = linf_box_projection(x1.row(i), w, b, dim, d1.row(i), scratch);
             n2[i] = linf_box_projection(x.row(i), w, b, dim, d2.row(i), scratch);
-        }
-        for (int64_t i = 0; i < n; ++i) {
             const float a1 = std::max(n1[i], 1e-8f), a2 = std::max(n2[i], 1e-8f);
             const float a = std::min(std::max(a1 / (a1 + a2), 0.f), c_.alpha_max);
             for (int64_t j = 0; j < dim; ++j) {
@@ -75,6 +74,7 @@ FabTargeted::RunResult FabTargeted::single_run(ModelOracle& model, const Images&
         }
 
         const ModelOutput check = model.forward(x1);
+#pragma omp parallel for schedule(static)
         for (int64_t i = 0; i < n; ++i) {
             if (check.pred(i) == y[i]) continue;
             float dist = 0.f;
@@ -91,7 +91,8 @@ FabTargeted::RunResult FabTargeted::single_run(ModelOracle& model, const Images&
 
 Perturbation FabTargeted::perturb(AttackContext& ctx) {
     const ModelOutput clean = ctx.model.forward(ctx.x);
-    // A host-side algorithm (per-sample hyperplane projections): each round's images cross once each way.
+    // A host-side algorithm (per-sample hyperplane projections): each iteration's points cross once each way, and
+    // on a GPU that makes FAB-T AutoAttack's slowest part (docs/gpu.md).
     const Images& x = ctx.host_x();
     return run_targeted_rounds(ctx, clean, c_.n_target_classes, c_.restarts,
                                [&](const TargetedRound& round, Tensor& adv) {
