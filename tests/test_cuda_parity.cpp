@@ -739,8 +739,11 @@ std::vector<float> resnet_input_grad(nn::PreActResNet& init, Device dev, int64_t
 
 }  // namespace
 
-// Largest relative L2 distance of a gradient or update tensor, GPU against CPU, in the training step below.
-constexpr double kTrainStepL2Tol = 1e-2;
+// Largest relative L2 distance of a gradient or update tensor, GPU against CPU, in the training step below: the
+// noise floor of the step itself. PyTorch's own GPU and CPU gradients of this step are 1.3e-2 apart on an H100
+// (tools/gpu_cpu_noise.py); classwise's largest was 8.7e-3 there and 1.06e-2 on an H200 (layer1.1.bn1.bias, the
+// cuDNN algorithms differ by card). A real error in a kernel moves a tensor by far more (tens of percent).
+constexpr double kTrainStepL2Tol = 1.5e-2;
 
 TEST_CASE("GPU parity: a PreAct ResNet-18 SGD training step (TF32 off)", "[cuda]") {
     CW_SKIP_WITHOUT_GPU();
