@@ -102,10 +102,10 @@ void print_row(const Workload& w, const std::string& step, const Row& r, double 
     // the optimiser), per step. The oneDNN parts are means over the row's steps, the rest is the median less them.
     if (r.onednn.convolutions > 0) {
         const double conv = r.onednn.convolution_ms / r.steps, reorder = r.onednn.reorder_ms / r.steps,
-                     rest = r.ms - conv - reorder;
+                     out = r.onednn.output_reorder_ms / r.steps, rest = r.ms - conv - reorder;
         std::printf("%-16s %-15s where the time goes: oneDNN convolutions %.1f ms (%.0f%%), their reorders %.1f ms "
-                    "(%.0f%%), the rest of the engine %.1f ms (%.0f%%)\n",
-                    w.arch.c_str(), step.c_str(), conv, 100 * conv / r.ms, reorder, 100 * reorder / r.ms, rest,
+                    "(%.0f%%; of them %.1f ms back from the outputs' layouts), the rest of the engine %.1f ms (%.0f%%)\n",
+                    w.arch.c_str(), step.c_str(), conv, 100 * conv / r.ms, reorder, 100 * reorder / r.ms, out, rest,
                     100 * rest / r.ms);
     }
     std::fflush(stdout);

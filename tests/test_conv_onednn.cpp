@@ -254,6 +254,10 @@ TEST_CASE("onednn conv: the time split counts every convolution and reorder it r
     CHECK(split.convolution_ms > 0);
     CHECK(split.reorder_ms > 0);
     CHECK(split.convolution_ms + split.reorder_ms <= wall_ms);
+    // Every output here comes back from a blocked layout (32 channels), so that part is counted, and it is a part.
+    CHECK(split.output_reorder_ms > 0);
+    CHECK(split.output_reorder_ms < split.reorder_ms);
+    CHECK(zero.output_reorder_ms == 0);
 }
 
 TEST_CASE("onednn conv: bf16 activations of 16k channels are converted by bf16_blocked, the rest by oneDNN",

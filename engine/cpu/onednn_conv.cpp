@@ -198,7 +198,7 @@ struct Counter {
         ++calls;
     }
 };
-Counter convolution_time, reorder_time;
+Counter convolution_time, reorder_time, output_reorder_time;
 std::atomic<int64_t> bf16_blocked_calls{0};
 
 // Per-thread 64-byte-aligned buffers, grown on demand and kept between calls (a hot loop never allocates).
@@ -231,7 +231,9 @@ void run(const ConvGeometry& g, Direction d, Precision p, const float* a, const 
         const auto start = std::chrono::steady_clock::now();
         step.prim.execute(stream, args);
         stream.wait();
-        (&step == &plan->conv ? convolution_time : reorder_time).add(std::chrono::steady_clock::now() - start);
+        const auto took = std::chrono::steady_clock::now() - start;
+        (&step == &plan->conv ? convolution_time : reorder_time).add(took);
+        if (plan->from_out && &step == &*plan->from_out) output_reorder_time.add(took);
     };
     const memory user_a(plan->user_a, eng, const_cast<float*>(a)), user_b(plan->user_b, eng, const_cast<float*>(b)),
         user_out(plan->user_out, eng, out);
@@ -282,12 +284,18 @@ bool cpu_has_bf16() {
 }
 
 TimeSplit time_split() {
-    return {1e-6 * double(convolution_time.ns), 1e-6 * double(reorder_time.ns), convolution_time.calls,
-            reorder_time.calls, bf16_blocked_calls};
+    TimeSplit s;
+    s.convolution_ms = 1e-6 * double(convolution_time.ns);
+    s.reorder_ms = 1e-6 * double(reorder_time.ns);
+    s.output_reorder_ms = 1e-6 * double(output_reorder_time.ns);
+    s.convolutions = convolution_time.calls;
+    s.reorders = reorder_time.calls;
+    s.reorders_by_bf16_blocked = bf16_blocked_calls;
+    return s;
 }
 
 void reset_time_split() {
-    for (Counter* c : {&convolution_time, &reorder_time}) c->ns = 0, c->calls = 0;
+    for (Counter* c : {&convolution_time, &reorder_time, &output_reorder_time}) c->ns = 0, c->calls = 0;
     bf16_blocked_calls = 0;
 }
 

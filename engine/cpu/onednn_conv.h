@@ -29,6 +29,7 @@ bool cpu_has_bf16();
 // `make bench` prints it per adversarial-training step, so a profile of where the step goes needs no tool.
 struct TimeSplit {
     double convolution_ms = 0, reorder_ms = 0;
+    double output_reorder_ms = 0;             // of the reorders, those from the primitive's output layout to ours
     int64_t convolutions = 0, reorders = 0;  // executions
     int64_t reorders_by_bf16_blocked = 0;     // of the reorders, those engine/cpu/bf16_blocked.h ran
 };
