@@ -52,7 +52,6 @@ FabTargeted::RunResult FabTargeted::single_run(ModelOracle& model, const Images&
 
     const Objective h = make_objective(AttackObjective::LogitDifference, y, model.device(), t);   // h = z_t − z_y
     Images d1(n, x.sample_shape), d2(n, x.sample_shape);
-    std::vector<float> n1(n), n2(n);
     for (int it = 0; it < c_.n_iter; ++it) {
         const ModelOutput lin = model.value_and_grad(x1, h);
         // Every sample on its own (its projections, then its step), so the samples share out over the threads.
@@ -63,9 +62,9 @@ FabTargeted::RunResult FabTargeted::single_run(ModelOracle& model, const Images&
             double b = -lin.value[i];
             for (int64_t j = 0; j < dim; ++j) b += double(w[j]) * x1.row(i)[j];
             std::vector<LinfKink> scratch;
-            n1[i] = linf_box_projection(x1.row(i), w, b, dim, d1.row(i), scratch);
-            n2[i] = linf_box_projection(x.row(i), w, b, dim, d2.row(i), scratch);
-            const float a1 = std::max(n1[i], 1e-8f), a2 = std::max(n2[i], 1e-8f);
+            const float n1 = linf_box_projection(x1.row(i), w, b, dim, d1.row(i), scratch);
+            const float n2 = linf_box_projection(x.row(i), w, b, dim, d2.row(i), scratch);
+            const float a1 = std::max(n1, 1e-8f), a2 = std::max(n2, 1e-8f);
             const float a = std::min(std::max(a1 / (a1 + a2), 0.f), c_.alpha_max);
             for (int64_t j = 0; j < dim; ++j) {
                 const float v = (x1.row(i)[j] + c_.eta * d1.row(i)[j]) * (1 - a) + (x.row(i)[j] + c_.eta * d2.row(i)[j]) * a;
@@ -92,7 +91,7 @@ FabTargeted::RunResult FabTargeted::single_run(ModelOracle& model, const Images&
 Perturbation FabTargeted::perturb(AttackContext& ctx) {
     const ModelOutput clean = ctx.model.forward(ctx.x);
     // A host-side algorithm (per-sample hyperplane projections): each iteration's points cross once each way, and
-    // on a GPU that makes FAB-T AutoAttack's slowest part (docs/gpu.md).
+    // on a GPU that makes FAB-T AutoAttack's slowest part (docs/gpu_h200.md).
     const Images& x = ctx.host_x();
     return run_targeted_rounds(ctx, clean, c_.n_target_classes, c_.restarts,
                                [&](const TargetedRound& round, Tensor& adv) {
