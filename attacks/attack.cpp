@@ -86,15 +86,20 @@ void check_inputs(const std::string& who, const Tensor& x, const Tensor& y, cons
     CW_CHECK(y.dtype() == DType::I32 && y.ndim() == 1 && y.size(0) == n, ShapeError,
              who + ": labels must be int32 [" + std::to_string(n) + "], got " + y.describe());
     if (x.numel() > 0) {
-        // Two scalars cross to the host, not the batch.
+        // Two scalars cross to the host, not the batch, in one read-back (on a GPU each read-back waits for the
+        // queue). Per-sample maxima first: a single row of the whole batch would be scanned by one GPU thread.
+        // max lets NaN win and ±Inf lies outside [0, 1], so a non-finite value fails the range test by itself; the
+        // non-finite count is taken only to word the error.
         NoGradGuard no_grad;
-        // Per-sample maxima first: a single row of the whole batch would be scanned by one GPU thread.
         const Tensor rows = reshape(x.detach(), {n, -1});
-        const float hi = max(max(rows, 1), 0).item(), lo = -max(max(neg(rows), 1), 0).item();
-        const bool finite = backend(x.device()).count_nonfinite(x.f32(), x.numel()) == 0;
-        CW_CHECK(finite && lo >= 0.f && hi <= 1.f, Error,
-                 who + ": input images must lie in [0, 1] (normalisation belongs to the model); got values in [" +
-                     std::to_string(lo) + ", " + std::to_string(hi) + "]" + (finite ? "" : " and NaN/Inf"));
+        const std::vector<float> hi_neg_lo =
+            max(reshape(concat({max(rows, 1), max(neg(rows), 1)}, 0), {2, n}), 1).to_vector();
+        const float hi = hi_neg_lo[0], lo = -hi_neg_lo[1];
+        if (!(lo >= 0.f && hi <= 1.f)) {
+            const bool finite = backend(x.device()).count_nonfinite(x.f32(), x.numel()) == 0;
+            throw Error(who + ": input images must lie in [0, 1] (normalisation belongs to the model); got values in [" +
+                        std::to_string(lo) + ", " + std::to_string(hi) + "]" + (finite ? "" : " and NaN/Inf"));
+        }
     }
     auto check_size = [&](size_t size, const char* what) {
         CW_CHECK(size == 0 || size == static_cast<size_t>(n), ShapeError,

@@ -4,7 +4,9 @@
 // parameters never receive gradients.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
+#include <tuple>
 
 #include "attacks/apgd.h"
 #include "attacks/apgd_targeted.h"
@@ -231,6 +233,22 @@ TEST_CASE("attacks reject images outside [0,1] and mis-sized per-sample settings
     Pgd pgd(PgdConfig{});
     Rng rng(0);
     REQUIRE_THROWS_WITH(pgd.run(model, data.x * 2.f, data.y, rng), Catch::Contains("[0, 1]"));
+    // One bad value anywhere in the batch, each kind: below 0, above 1, NaN (max lets it win), ±Inf.
+    const std::vector<float> clean = data.x.to_vector();
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    for (const auto& [at, value, words] : std::vector<std::tuple<size_t, float, std::string>>{
+             {5, -0.01f, "got values in [-0.01"}, {700, 1.5f, "1.500000]"}, {1000, nan, "NaN/Inf"},
+             {0, nan, "NaN/Inf"}, {clean.size() - 1, inf, "NaN/Inf"}, {3, -inf, "NaN/Inf"}}) {
+        std::vector<float> bad = clean;
+        bad[at] = value;
+        INFO("value " << value << " at " << at);
+        REQUIRE_THROWS_WITH(pgd.run(model, Tensor::from_vector(bad, data.x.shape()), data.y, rng),
+                            Catch::Contains("must lie in [0, 1]") && Catch::Contains(words));
+    }
+    // The box's own ends are inside it.
+    std::vector<float> ends = clean;
+    ends[0] = 0.f, ends[1] = 1.f;
+    REQUIRE_NOTHROW(pgd.run(model, Tensor::from_vector(ends, data.x.shape()), data.y, rng));
     PerSample ps;
     ps.eps = {0.1f, 0.2f};
     REQUIRE_THROWS_WITH(pgd.run(model, data.x, data.y, rng, ps), Catch::Contains("per-sample eps"));
