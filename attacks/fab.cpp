@@ -90,8 +90,9 @@ FabTargeted::RunResult FabTargeted::single_run(ModelOracle& model, const Images&
 
 Perturbation FabTargeted::perturb(AttackContext& ctx) {
     const ModelOutput clean = ctx.model.forward(ctx.x);
-    // A host-side algorithm (per-sample hyperplane projections): each iteration's points cross once each way, and
-    // on a GPU that makes FAB-T AutoAttack's slowest part (docs/gpu_h200.md).
+    // A host-side algorithm (per-sample hyperplane projections): each iteration sends its points to the device twice
+    // (the gradient pass, the check) and brings their gradients back, which on a GPU makes FAB-T AutoAttack's
+    // slowest part (docs/gpu_h200.md).
     const Images& x = ctx.host_x();
     return run_targeted_rounds(ctx, clean, c_.n_target_classes, c_.restarts,
                                [&](const TargetedRound& round, Tensor& adv) {
