@@ -52,10 +52,11 @@ Scores score(const ModelOutput& out, const std::vector<int32_t>& y) {
 }
 }  // namespace
 
-Tensor Square::single_run(ModelOracle& model, const Images& x_host, const Tensor& x, const Tensor& eps_t,
-                          const std::vector<int32_t>& y, const std::vector<float>& eps, std::vector<int64_t>& queries,
-                          std::vector<int32_t>& pred, Rng& rng) const {
+Tensor Square::single_run(ModelOracle& model, const Images& x_host, const Tensor& x, const std::vector<int32_t>& y,
+                          const std::vector<float>& eps, std::vector<int64_t>& queries, std::vector<int32_t>& pred,
+                          Rng& rng) const {
     const int64_t n = x_host.n, c = x_host.channels(), h = x_host.height(), w = x_host.width();
+    const Tensor eps_t = Tensor::from_vector(eps, {n}, model.device());
 
     // Vertical stripes: one sign per image, channel and column, the same value down the column. Drawn on the host
     // (the random stream is the reference's), then the images stay on the model's device.
@@ -139,9 +140,8 @@ Perturbation Square::perturb(AttackContext& ctx) {
             q.push_back(0);
         }
         std::vector<int32_t> pred;
-        const Tensor eps_t = Tensor::from_vector(eps, {static_cast<int64_t>(eps.size())}, ctx.device());
-        const Tensor adv = single_run(ctx.model, take_rows(ctx.host_x(), idx), take_rows(ctx.x, idx), eps_t, y, eps, q,
-                                      pred, ctx.rng);
+        const Tensor adv = single_run(ctx.model, take_rows(ctx.host_x(), idx), take_rows(ctx.x, idx), y, eps, q, pred,
+                                      ctx.rng);
         // Broken = misclassified at the returned point, known from the query that accepted it (AutoAttack spends
         // one more forward to check; the model is deterministic, so that would repeat this answer).
         std::vector<int64_t> broken_rows, broken_run;

@@ -42,11 +42,11 @@ protected:
 
 private:
     // One run on samples that are all correctly classified (x_host and x: the same images on the host and on
-    // the model's device; eps_t: eps on the device): returns x_best on the device, counts queries, and sets
-    // pred[i] to argmax f(x_best_i) (known from the query that accepted it).
-    Tensor single_run(ModelOracle& model, const Images& x_host, const Tensor& x, const Tensor& eps_t,
-                      const std::vector<int32_t>& y, const std::vector<float>& eps, std::vector<int64_t>& queries,
-                      std::vector<int32_t>& pred, Rng& rng) const;
+    // the model's device): returns x_best on the device, counts queries, and sets pred[i] to argmax f(x_best_i)
+    // (known from the query that accepted it).
+    Tensor single_run(ModelOracle& model, const Images& x_host, const Tensor& x, const std::vector<int32_t>& y,
+                      const std::vector<float>& eps, std::vector<int64_t>& queries, std::vector<int32_t>& pred,
+                      Rng& rng) const;
     SquareConfig c_;
 };
 
