@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "attacks/linf_projection.h"
+#include "engine/attack_ops.h"
 #include "attacks/targeted_rounds.h"
 
 namespace cw::attacks {
@@ -30,75 +30,51 @@ nlohmann::json FabTargeted::config() const {
     return j;
 }
 
-FabTargeted::RunResult FabTargeted::single_run(ModelOracle& model, const Images& x, const std::vector<int32_t>& y,
-                                               const std::vector<int32_t>& t, const std::vector<float>& eps,
-                                               bool random_start, Rng& rng) const {
-    const int64_t n = x.n, dim = x.dim();
-    RunResult r{x, std::vector<float>(n, std::numeric_limits<float>::infinity())};
-    Images x1 = x;
-    if (random_start) {
-        for (int64_t i = 0; i < n; ++i) {
-            std::vector<float> u(static_cast<size_t>(dim));
-            float un = 0.f;
-            for (auto& v : u) {
-                v = rng.uniform(-1.f, 1.f);
-                un = std::max(un, std::fabs(v));
-            }
-            const float radius = 0.5f * std::min(r.best_dist[i], eps[i]);
-            for (int64_t j = 0; j < dim; ++j) x1.row(i)[j] += radius * u[j] / un;
+namespace {
+// A restart's starting point, x + 0.5·ε·u/||u||_∞ in the box, u ~ U(−1, 1): drawn on the host, so the random
+// stream is the reference's (the run's best distance is still +inf there, so the radius is half of ε).
+Tensor random_start(Images x, const std::vector<float>& eps, Rng& rng, Device device) {
+    std::vector<float> u(static_cast<size_t>(x.dim()));
+    for (int64_t i = 0; i < x.n; ++i) {
+        float un = 0.f;
+        for (auto& v : u) {
+            v = rng.uniform(-1.f, 1.f);
+            un = std::max(un, std::fabs(v));
         }
-        clip_box(x1);
+        const float radius = 0.5f * eps[i];
+        for (int64_t j = 0; j < x.dim(); ++j) x.row(i)[j] += radius * u[j] / un;
     }
+    clip_box(x);
+    return to_tensor(x, device);
+}
+}  // namespace
 
+FabTargeted::RunResult FabTargeted::single_run(ModelOracle& model, const Tensor& x, Tensor x1,
+                                               const std::vector<int32_t>& y, const std::vector<int32_t>& t) const {
+    // Everything per iteration stays on the model's device: the gradient pass, the step, the check and the
+    // bookkeeping of the best point.
     const Objective h = make_objective(AttackObjective::LogitDifference, y, model.device(), t);   // h = z_t − z_y
-    Images d1(n, x.sample_shape), d2(n, x.sample_shape);
+    Tensor best_adv = x.clone();
+    Tensor best_dist = Tensor::full({x.size(0)}, std::numeric_limits<float>::infinity(), model.device());
     for (int it = 0; it < c_.n_iter; ++it) {
-        const ModelOutput lin = model.value_and_grad(x1, h);
-        // Every sample on its own (its projections, then its step), so the samples share out over the threads.
-#pragma omp parallel for schedule(dynamic)
-        for (int64_t i = 0; i < n; ++i) {
-            // hyperplane ⟨w, v⟩ = b with w = ∇h(x¹), b = ⟨w, x¹⟩ − h(x¹)
-            const float* w = lin.grad.row(i);
-            double b = -lin.value[i];
-            for (int64_t j = 0; j < dim; ++j) b += double(w[j]) * x1.row(i)[j];
-            std::vector<LinfKink> scratch;
-            const float n1 = linf_box_projection(x1.row(i), w, b, dim, d1.row(i), scratch);
-            const float n2 = linf_box_projection(x.row(i), w, b, dim, d2.row(i), scratch);
-            const float a1 = std::max(n1, 1e-8f), a2 = std::max(n2, 1e-8f);
-            const float a = std::min(std::max(a1 / (a1 + a2), 0.f), c_.alpha_max);
-            for (int64_t j = 0; j < dim; ++j) {
-                const float v = (x1.row(i)[j] + c_.eta * d1.row(i)[j]) * (1 - a) + (x.row(i)[j] + c_.eta * d2.row(i)[j]) * a;
-                x1.row(i)[j] = std::min(std::max(v, 0.f), 1.f);
-            }
-        }
-
-        const ModelOutput check = model.forward(x1);
-#pragma omp parallel for schedule(static)
-        for (int64_t i = 0; i < n; ++i) {
-            if (check.pred(i) == y[i]) continue;
-            float dist = 0.f;
-            for (int64_t j = 0; j < dim; ++j) dist = std::max(dist, std::fabs(x1.row(i)[j] - x.row(i)[j]));
-            if (dist < r.best_dist[i]) {
-                r.best_dist[i] = dist;
-                std::copy(x1.row(i), x1.row(i) + dim, r.best_adv.row(i));
-            }
-            for (int64_t j = 0; j < dim; ++j) x1.row(i)[j] = x.row(i)[j] + c_.beta * (x1.row(i)[j] - x.row(i)[j]);
-        }
+        const Evaluation lin = model.value_and_grad(x1, h);
+        fab_step_(x1, x, lin.grad, lin.obj.value, c_.eta, c_.alpha_max);
+        const Evaluation check = model.evaluate(x1, h);   // its `wrong`: argmax ≠ y
+        fab_record_(x1, x, check.obj.wrong, c_.beta, best_adv, best_dist);
     }
-    return r;
+    return {best_adv, best_dist.to_vector()};
 }
 
 Perturbation FabTargeted::perturb(AttackContext& ctx) {
     const ModelOutput clean = ctx.model.forward(ctx.x);
-    // A host-side algorithm (per-sample hyperplane projections): each iteration sends its points to the device twice
-    // (the gradient pass, the check) and brings their gradients back, which on a GPU makes FAB-T AutoAttack's
-    // slowest part (docs/gpu_h200.md).
-    const Images& x = ctx.host_x();
     return run_targeted_rounds(ctx, clean, c_.n_target_classes, c_.restarts,
                                [&](const TargetedRound& round, Tensor& adv) {
-        RunResult run = single_run(ctx.model, take_rows(x, round.rows), round.y, round.targets, round.eps,
-                                   round.restart > 0, ctx.rng);
-        adv = to_tensor(run.best_adv, ctx.device());
+        const Tensor x = take_rows(ctx.x, round.rows);
+        Tensor start = round.restart > 0 ? random_start(take_rows(ctx.host_x(), round.rows), round.eps, ctx.rng,
+                                                        ctx.device())
+                                         : x.clone();
+        RunResult run = single_run(ctx.model, x, std::move(start), round.y, round.targets);
+        adv = run.best_adv;
         std::vector<uint8_t> broken(round.rows.size());
         for (size_t k = 0; k < broken.size(); ++k) broken[k] = run.best_dist[k] <= round.eps[k];  // only within ε
         return broken;

@@ -1,7 +1,7 @@
 #pragma once
 // FAB-T, targeted Fast Adaptive Boundary, L∞ (Croce & Hein 2020; docs/protocols/attacks.md §5), AutoAttack standard settings.
 // A minimum-norm attack: it walks towards the decision boundary between y and a target t by repeatedly
-// linearising h(v) = z_t(v) − z_y(v) and projecting onto the hyperplane h = 0 (linf_projection.h), biased
+// linearising h(v) = z_t(v) − z_y(v) and projecting onto the hyperplane h = 0 (engine/linf_box_projection.h), biased
 // towards the clean point x; every misclassified iterate that is closer to x than the best so far is kept and
 // the iterate is pulled back towards x. A sample counts as broken only if its best distance is ≤ ε.
 //
@@ -43,12 +43,12 @@ protected:
 
 private:
     struct RunResult {
-        Images best_adv;
+        Tensor best_adv;                 // on the model's device
         std::vector<float> best_dist;   // +inf where no misclassified iterate was found
     };
-    RunResult single_run(ModelOracle& model, const Images& x, const std::vector<int32_t>& y,
-                         const std::vector<int32_t>& t, const std::vector<float>& eps, bool random_start,
-                         Rng& rng) const;
+    // One run from x1 towards targets t; x and x1 on the model's device.
+    RunResult single_run(ModelOracle& model, const Tensor& x, Tensor x1, const std::vector<int32_t>& y,
+                         const std::vector<int32_t>& t) const;
     FabConfig c_;
 };
 

@@ -84,16 +84,4 @@ ModelOutput ModelOracle::forward(const Images& x) {
     return forward(to_tensor(x, device_));
 }
 
-ModelOutput ModelOracle::value_and_grad(const Images& x, const Objective& J) {
-    ModelOutput out;
-    out.n = x.n;
-    if (x.n == 0) return out;
-    const Evaluation e = value_and_grad(to_tensor(x, device_), J);
-    out.classes = e.logits.size(1);
-    out.logits = e.logits.to_vector();
-    out.value = e.obj.value.to_vector();
-    out.grad = from_tensor(e.grad);
-    return out;
-}
-
 }  // namespace cw::attacks

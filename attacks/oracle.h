@@ -3,7 +3,7 @@
 // (one kernel, engine/attack_ops.h) and the input gradient of its sum stay on the model's device, so a step costs
 // no host copy (docs/protocols/attacks.md §0: the loss is a sum of per-sample losses, so sample i's gradient depends on sample i
 // only — except through BatchNorm in train mode). Gradient passes run inside InputGradOnlyGuard: parameters never
-// receive gradients. The host-side attack (FAB) uses the Images forms, which copy once per call.
+// receive gradients. The host-side checks use the Images form of forward, which copies once per call.
 #include <cstdint>
 #include <vector>
 
@@ -32,8 +32,6 @@ struct Evaluation {
 struct ModelOutput {
     int64_t n = 0, classes = 0;
     std::vector<float> logits;        // [n, classes]
-    std::vector<float> value;         // objective per sample (empty for a plain forward)
-    Images grad;                      // d Σ_i value_i / d x (empty for a plain forward)
 
     const float* row(int64_t i) const { return logits.data() + i * classes; }
     int32_t pred(int64_t i) const;
@@ -55,7 +53,6 @@ public:
 
     ModelOutput forward(const Tensor& x);                              // host copy of the logits
     ModelOutput forward(const Images& x);                              // host images in, host logits out
-    ModelOutput value_and_grad(const Images& x, const Objective& J);   // host form of the gradient pass
 
     nn::Module& module() { return model_; }
     Device device() const { return device_; }

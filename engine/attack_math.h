@@ -203,4 +203,28 @@ CW_HD float l2_ball_scale(float eps, double delta_sq_norm) {
 CW_HD float l2_stepped(float x, float g, float step_scale, bool has_grad) { return has_grad ? x + step_scale * g : x; }
 CW_HD float l2_project(float a, float x_nat, float ball_scale) { return clamp01(x_nat + (a - x_nat) * ball_scale); }
 
+// ---- FAB-T's step (docs/protocols/attacks.md §5) ---------------------------------------------------------------------
+// The box-constrained L∞ projection onto ⟨w, v⟩ = b (engine/linf_box_projection.h) moves coordinate j of p in the
+// direction that helps, sign(w_j·r) with r = b − ⟨w, p⟩, by min(λ, room_j): its room is 1 − p_j upwards, p_j
+// downwards. Coordinates with w_j = 0 never move.
+CW_HD bool fab_moves_up(float w, bool r_up) { return (w > 0) == r_up; }
+CW_HD float fab_room(float p, float w, bool r_up) { return fab_moves_up(w, r_up) ? 1.f - p : p; }
+CW_HD float fab_coordinate(double lambda, float p, float w, bool r_up) {
+    if (w == 0) return 0.f;
+    const float step = static_cast<float>(fmin(lambda, static_cast<double>(fab_room(p, w, r_up))));
+    return fab_moves_up(w, r_up) ? step : -step;
+}
+// The weight of the clean point's projection, from both steps' L∞ norms.
+CW_HD float fab_alpha(float norm1, float norm2, float alpha_max) {
+    const float a1 = fmaxf(norm1, 1e-8f), a2 = fmaxf(norm2, 1e-8f);
+    return fminf(fmaxf(a1 / (a1 + a2), 0.f), alpha_max);
+}
+// The new iterate's coordinate: both overshot projections mixed by a, then the box.
+CW_HD float fab_mix(float x1, float d1, float x_nat, float d2, float eta, float a) {
+    const float from_iterate = x1 + eta * d1, from_clean = x_nat + eta * d2;
+    return clamp01(from_iterate * (1 - a) + from_clean * a);
+}
+// A misclassified iterate is pulled back towards the clean point.
+CW_HD float fab_pull_back(float x1, float x_nat, float beta) { return x_nat + beta * (x1 - x_nat); }
+
 }  // namespace cw::attack_math

@@ -41,4 +41,13 @@ struct SquareWindow {
 void square_window_(Tensor& x_adv, const Tensor& x_nat, const Tensor& eps, const std::vector<int64_t>& rows,
                     const SquareWindow& window);
 
+// FAB-T's step (docs/protocols/attacks.md §5), in place on every sample i of x1 [n, ...]: linearise the objective
+// at x1_i (value [n], its input gradient grad [n, ...]), project x1_i and x_nat_i onto that hyperplane with the
+// smallest L∞ steps that stay in the box, and move x1_i to the overshot mix of both (attack_math::fab_mix).
+void fab_step_(Tensor& x1, const Tensor& x_nat, const Tensor& grad, const Tensor& value, float eta, float alpha_max);
+// FAB-T's bookkeeping after the check: every sample with wrong[i] ≠ 0 becomes the best (best_adv [n, ...],
+// best_dist [n]) if it is closer to x_nat in L∞ than the best so far, and is then pulled back towards x_nat by β.
+void fab_record_(Tensor& x1, const Tensor& x_nat, const Tensor& wrong, float beta, Tensor& best_adv,
+                 Tensor& best_dist);
+
 }  // namespace cw

@@ -230,6 +230,15 @@ public:
     virtual void square_window(float* x_adv, const float* x_nat, const int32_t* rows, const float* eps, int64_t n,
                                int64_t c, int64_t h, int64_t w, int64_t top, int64_t left, int64_t side,
                                uint32_t negative_channels) = 0;
+    // FAB-T on n rows of dim values (formulas: attack_math::fab_*; the projection: engine/linf_box_projection.h).
+    // fab_step, in place: with w = grad_i and b = ⟨w, x1_i⟩ − value_i, d1 and d2 project x1_i and x_nat_i onto
+    // ⟨w, v⟩ = b inside the box, and x1_i ← fab_mix(x1, d1, x_nat, d2, η, fab_alpha(|d1|∞, |d2|∞, α_max)).
+    virtual void fab_step(float* x1, const float* x_nat, const float* grad, const float* value, int64_t n, int64_t dim,
+                          float eta, float alpha_max) = 0;
+    // fab_record, for each row with wrong[i] ≠ 0: dist = ||x1_i − x_nat_i||∞; where dist < best_dist[i] the row is
+    // the new best (best_dist[i] = dist, best_adv_i = x1_i); then x1_i ← fab_pull_back(x1_i, x_nat_i, β).
+    virtual void fab_record(float* x1, const float* x_nat, const float* wrong, float beta, float* best_adv,
+                            float* best_dist, int64_t n, int64_t dim) = 0;
 
 protected:
     virtual void do_copy_to_host(void* host_dst, const void* src, size_t bytes) = 0;

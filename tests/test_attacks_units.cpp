@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "attacks/apgd_core.h"
-#include "attacks/linf_projection.h"
+#include "engine/linf_box_projection.h"
 #include "attacks/losses.h"
 #include "attacks/square.h"
 #include "attacks/targets.h"

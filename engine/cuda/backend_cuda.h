@@ -178,6 +178,11 @@ public:
     void where_rows(const float* mask, const float* a, const float* b, float* y, int64_t n, int64_t row_len) override;
     void square_window(float* x_adv, const float* x_nat, const int32_t* rows, const float* eps, int64_t n, int64_t c,
                        int64_t h, int64_t w, int64_t top, int64_t left, int64_t side, uint32_t negative_channels) override;
+    // fab_kernels.cu
+    void fab_step(float* x1, const float* x_nat, const float* grad, const float* value, int64_t n, int64_t dim, float eta,
+                  float alpha_max) override;
+    void fab_record(float* x1, const float* x_nat, const float* wrong, float beta, float* best_adv, float* best_dist,
+                    int64_t n, int64_t dim) override;
 
     // ---- beyond the Backend interface ----
     cudaStream_t stream() const { return stream_; }

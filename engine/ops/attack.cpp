@@ -17,6 +17,12 @@ void check_per_sample(const char* op, const Tensor& v, int64_t n, const char* wh
                          shape_str(v.shape()));
 }
 
+void check_same_shape(const char* op, const Tensor& a, const char* a_name, const Tensor& b, const char* b_name) {
+    if (a.ndim() < 1 || a.shape() != b.shape())
+        throw ShapeError(std::string(op) + ": " + a_name + " " + shape_str(a.shape()) + " and " + b_name + " " +
+                         shape_str(b.shape()) + " must have one shape [n, ...]");
+}
+
 Tensor row_index(const char* op, const std::vector<int64_t>& rows, int64_t n, Device device) {
     std::vector<int32_t> idx;
     idx.reserve(rows.size());
@@ -102,9 +108,7 @@ void put_rows_(Tensor& dst, const std::vector<int64_t>& rows, const Tensor& src)
 
 Tensor where_rows(const Tensor& mask, const Tensor& a, const Tensor& b) {
     check_inputs("where_rows", {&mask, &a, &b});
-    if (a.ndim() < 1 || a.shape() != b.shape())
-        throw ShapeError("where_rows: a " + shape_str(a.shape()) + " and b " + shape_str(b.shape()) +
-                         " must have one shape [n, ...]");
+    check_same_shape("where_rows", a, "a", b, "b");
     check_per_sample("where_rows", mask, a.size(0), "mask");
     Tensor y = Tensor::empty(a.shape(), DType::F32, a.device());
     if (y.numel()) kernels(a).where_rows(mask.f32(), a.f32(), b.f32(), y.f32(), a.size(0), sample_dim(a));
@@ -132,6 +136,27 @@ void square_window_(Tensor& x_adv, const Tensor& x_nat, const Tensor& eps, const
     const Tensor idx = row_index("square_window", rows, x_nat.size(0), x_adv.device());
     kernels(x_adv).square_window(x_adv.f32(), x_nat.f32(), idx.i32(), eps.f32(), x_adv.size(0), c, h, w, win.top,
                                  win.left, win.side, win.negative_channels);
+}
+
+void fab_step_(Tensor& x1, const Tensor& x_nat, const Tensor& grad, const Tensor& value, float eta, float alpha_max) {
+    check_inputs("fab_step", {&x1, &x_nat, &grad, &value});
+    check_same_shape("fab_step", x1, "x1", x_nat, "x_nat");
+    check_same_shape("fab_step", x1, "x1", grad, "grad");
+    check_per_sample("fab_step", value, x1.size(0), "value");
+    if (x1.numel() == 0) return;
+    kernels(x1).fab_step(x1.f32(), x_nat.f32(), grad.f32(), value.f32(), x1.size(0), sample_dim(x1), eta, alpha_max);
+}
+
+void fab_record_(Tensor& x1, const Tensor& x_nat, const Tensor& wrong, float beta, Tensor& best_adv,
+                 Tensor& best_dist) {
+    check_inputs("fab_record", {&x1, &x_nat, &wrong, &best_adv, &best_dist});
+    check_same_shape("fab_record", x1, "x1", x_nat, "x_nat");
+    check_same_shape("fab_record", x1, "x1", best_adv, "best_adv");
+    check_per_sample("fab_record", wrong, x1.size(0), "wrong");
+    check_per_sample("fab_record", best_dist, x1.size(0), "best_dist");
+    if (x1.numel() == 0) return;
+    kernels(x1).fab_record(x1.f32(), x_nat.f32(), wrong.f32(), beta, best_adv.f32(), best_dist.f32(), x1.size(0),
+                           sample_dim(x1));
 }
 
 }  // namespace cw
