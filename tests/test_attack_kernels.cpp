@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attacks/apgd.h"
+#include "attacks/fab.h"
 #include "attacks/early_stop_pgd.h"
 #include "attacks/fgsm_rs.h"
 #include "attacks/losses.h"
@@ -277,4 +278,10 @@ TEST_CASE("attack iterations copy nothing between host and device: copies do not
     fat.steps = 12;
     EarlyStopPgd fat_many(fat);
     REQUIRE(copies(fat_few) == copies(fat_many));
+    // FAB-T: two restarts (the second's random start is drawn on the host, once per run, not per iteration).
+    FabTargeted fab_few(FabConfig{kBlobEps, 2, 2, 0.1f, 1.05f, 0.9f, 3, ModelMode::Eval});
+    FabTargeted fab_many(FabConfig{kBlobEps, 12, 2, 0.1f, 1.05f, 0.9f, 3, ModelMode::Eval});
+    const int64_t fa = copies(fab_few), fb = copies(fab_many);
+    INFO("FAB-T: " << fa << " vs " << fb << " copies");
+    REQUIRE(fa == fb);
 }
