@@ -105,6 +105,40 @@ TEST_CASE("CUDA index math: the sum_to plan visits each contribution of each out
     }
 }
 
+TEST_CASE("CUDA index math: argmax_beats, combined as a block reduction does, picks argmax_strided's index",
+          "[cuda][index]") {
+    // The block kernel's order of work, on the host: thread t scans d = t, t + T, ...; then a tree over the threads.
+    auto block_argmax = [](const std::vector<float>& x, int64_t threads) {
+        const int64_t dim = static_cast<int64_t>(x.size());
+        std::vector<float> value(threads, 0.f);
+        std::vector<int64_t> index(threads, -1);
+        for (int64_t t = 0; t < threads; ++t)
+            for (int64_t d = t; d < dim; d += threads)
+                if (index[t] < 0 || argmax_beats(x[d], d, value[t], index[t])) {
+                    value[t] = x[d];
+                    index[t] = d;
+                }
+        for (int64_t s = threads / 2; s > 0; s /= 2)
+            for (int64_t t = 0; t < s; ++t)
+                if (index[t + s] >= 0 && (index[t] < 0 || argmax_beats(value[t + s], index[t + s], value[t], index[t]))) {
+                    value[t] = value[t + s];
+                    index[t] = index[t + s];
+                }
+        return index[0];
+    };
+    for (uint64_t seed = 1; seed <= 60; ++seed) {
+        const int64_t dim = 1 + static_cast<int64_t>((seed * 37) % 700);
+        std::vector<float> x = random_values(static_cast<size_t>(dim), seed, 4);  // few distinct values: ties
+        if (seed % 3 == 0) x[(seed * 11) % dim] = NAN;
+        if (seed % 6 == 0) x[(seed * 5) % dim] = NAN;
+        if (seed % 7 == 0) x[seed % dim] = -0.f;
+        for (const int64_t threads : {int64_t(1), int64_t(8), int64_t(256)}) {
+            INFO("seed " << seed << ", " << threads << " threads");
+            REQUIRE(block_argmax(x, threads) == argmax_strided(x.data(), 1, dim));
+        }
+    }
+}
+
 TEST_CASE("CUDA index math: argmax and top-k scans reproduce the CPU kernels", "[cuda][index]") {
     Backend& cpu = backend(Device::cpu());
     for (uint64_t seed = 1; seed <= 20; ++seed) {

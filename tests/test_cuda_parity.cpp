@@ -417,6 +417,19 @@ TEST_CASE("GPU parity: max, argmax, topk (ties, NaN)", "[cuda]") {
     Tensor nan_row = from({1.f, NAN, 5.f, 2.f, 7.f, NAN}, {2, 3}, false);
     check_parity("max with NaN (NaN wins)", {nan_row}, [](const auto& t) { return max(t[0], 1); });
     check_parity("argmax with NaN", {nan_row}, [](const auto& t) { return argmax(t[0], 1); });
+    // Long rows take the block-per-output kernel (an attack's per-image maxima): ties, and NaN in some rows.
+    for (const int64_t len : {int64_t(512), int64_t(3072), int64_t(5000)}) {
+        Tensor long_ties = small_ints({4, len}, 3, -2, 2);
+        std::vector<float> v = long_ties.to_vector();
+        v[1 * len + len - 1] = NAN;            // row 1: a NaN at the end
+        v[2 * len + 7] = v[2 * len + 900 % len] = NAN;   // row 2: two NaNs, the first wins
+        const Tensor with_nan = Tensor::from_vector(v, {4, len});
+        const std::string l = " length " + std::to_string(len);
+        check_parity("argmax long rows" + l, {long_ties}, [](const auto& t) { return argmax(t[0], 1); });
+        check_parity("max long rows" + l, {long_ties}, [](const auto& t) { return max(t[0], 1); });
+        check_parity("argmax long rows with NaN" + l, {with_nan}, [](const auto& t) { return argmax(t[0], 1); });
+        check_parity("argmax long columns" + l, {long_ties}, [](const auto& t) { return argmax(t[0], 0); });
+    }
 }
 
 TEST_CASE("GPU parity: gather, one_hot, reshape, flatten, concat", "[cuda]") {

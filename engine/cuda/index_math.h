@@ -101,6 +101,14 @@ CW_HD int64_t argmax_strided(const float* px, int64_t stride, int64_t dim) {
     return best;
 }
 
+// The same order as a rule between two candidates (value v at index d against w at e), for reductions that split
+// the axis between threads: a NaN beats any number and the lower-indexed NaN beats a later one; otherwise the
+// larger value wins and a tie goes to the lower index. Combined in any grouping, it picks argmax_strided's index.
+CW_HD bool argmax_beats(float v, int64_t d, float w, int64_t e) {
+    if (is_nan(v) || is_nan(w)) return is_nan(v) && (!is_nan(w) || d < e);
+    return v > w || (v == w && d < e);
+}
+
 // Top-k by repeated scans: the next pick is the largest element in the order (value descending, index ascending)
 // that comes after the previous pick (prev < 0: none yet). Returns -1 only when nothing qualifies (NaN inputs).
 CW_HD int64_t topk_next(const float* px, int64_t stride, int64_t dim, float prev_value, int64_t prev) {

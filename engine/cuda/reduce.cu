@@ -41,6 +41,9 @@ __global__ void full_final_kernel(const double* partial, int64_t count, Out* out
     if (threadIdx.x == 0) out[0] = static_cast<Out>(s);
 }
 
+// A block per output pays off when the axis is long and the outputs too few to fill the device a thread each.
+bool long_axis(const AxisView& v, int64_t count) { return v.dim >= 512 && count < 65536; }
+
 unsigned full_blocks(int64_t n) {
     return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(ceil_div(n, kThreads * 8), 1024)));
 }
@@ -94,6 +97,43 @@ __global__ void max_axis_kernel(const float* x, float* y, int32_t* idx, AxisView
         const int64_t best = argmax_strided(px, v.inner, v.dim);
         if (y) y[j] = px[best * v.inner];
         if (idx) idx[j] = static_cast<int32_t>(best);
+    }
+}
+
+// One block per output: few outputs along a long axis (an attack's per-sample maxima over whole images). Each
+// thread scans its share of the axis, then the block combines the candidates by argmax_beats.
+__global__ void max_axis_block_kernel(const float* x, float* y, int32_t* idx, AxisView v, int64_t count) {
+    __shared__ float values[kThreads];
+    __shared__ int64_t indices[kThreads];
+    const unsigned tid = threadIdx.x;
+    for (int64_t j = blockIdx.x; j < count; j += gridDim.x) {
+        const int64_t o = j / v.inner, i = j % v.inner;
+        const float* px = x + o * v.dim * v.inner + i;
+        float bv = 0.f;
+        int64_t bd = -1;   // none yet (a thread past the axis's end keeps none)
+        for (int64_t d = tid; d < v.dim; d += blockDim.x) {
+            const float val = px[d * v.inner];
+            if (bd < 0 || argmax_beats(val, d, bv, bd)) {
+                bv = val;
+                bd = d;
+            }
+        }
+        values[tid] = bv;
+        indices[tid] = bd;
+        __syncthreads();
+        for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+            if (tid < s && indices[tid + s] >= 0 &&
+                (indices[tid] < 0 || argmax_beats(values[tid + s], indices[tid + s], values[tid], indices[tid]))) {
+                values[tid] = values[tid + s];
+                indices[tid] = indices[tid + s];
+            }
+            __syncthreads();
+        }
+        if (tid == 0) {
+            if (y) y[j] = px[indices[0] * v.inner];
+            if (idx) idx[j] = static_cast<int32_t>(indices[0]);
+        }
+        __syncthreads();   // the next output reuses the shared arrays
     }
 }
 
@@ -167,7 +207,7 @@ void CudaBackend::sum_axis(const float* x, float* y, AxisView v) {
         fill(y, 0.f, count);
         return;
     }
-    if (v.dim >= 512 && count < 65536) {
+    if (long_axis(v, count)) {
         const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(count, kMaxBlocks));
         sum_axis_block_kernel<<<blocks, kThreads, 0, stream_>>>(x, y, v, count);
         CW_LAUNCH_CHECK("sum_axis_block_kernel");
@@ -187,8 +227,14 @@ void CudaBackend::broadcast_axis(const float* x, float* y, AxisView v, float sca
 void CudaBackend::max_axis(const float* x, float* y, int32_t* idx, AxisView v) {
     const int64_t count = v.outer * v.inner;
     if (count <= 0 || v.dim <= 0) return;
-    max_axis_kernel<<<grid_for(count), kThreads, 0, stream_>>>(x, y, idx, v, count);
-    CW_LAUNCH_CHECK("max_axis_kernel");
+    if (long_axis(v, count)) {
+        const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(count, kMaxBlocks));
+        max_axis_block_kernel<<<blocks, kThreads, 0, stream_>>>(x, y, idx, v, count);
+        CW_LAUNCH_CHECK("max_axis_block_kernel");
+    } else {
+        max_axis_kernel<<<grid_for(count), kThreads, 0, stream_>>>(x, y, idx, v, count);
+        CW_LAUNCH_CHECK("max_axis_kernel");
+    }
 }
 
 void CudaBackend::topk_axis(const float* x, float* y, int32_t* idx, AxisView v, int64_t k) {
