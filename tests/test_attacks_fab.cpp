@@ -229,10 +229,7 @@ TEST_CASE("GPU parity: fab_step_, fab_record_ and FAB-T", "[cuda]") {
 
     QuietAttacks quiet;
     const Blobs& data = test_blobs();
-    auto model_gpu = make_mlp(7);   // trained_mlp()'s recipe, then moved
-    train(*model_gpu, 300, 100);
-    model_gpu->to(gpu);
-    model_gpu->eval();
+    auto model_gpu = trained_mlp_on(gpu);
     FabTargeted fab(FabConfig{kBlobEps, 10, 2, 0.1f, 1.05f, 0.9f, 3, ModelMode::Eval});
     Rng rng_cpu(5), rng_gpu(5);
     const AttackResult on_cpu = fab.run(trained_mlp(), data.x, data.y, rng_cpu);

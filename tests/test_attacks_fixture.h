@@ -63,13 +63,19 @@ inline void train(cw::nn::Module& model, int steps, uint64_t seed) {
     model.eval();
 }
 
+// The shared MLP's recipe: trained on the host, then moved to `device` (a fresh copy each call; the GPU parity
+// tests take one on the GPU).
+inline std::shared_ptr<cw::nn::Sequential> trained_mlp_on(cw::Device device) {
+    auto m = make_mlp(7);
+    train(*m, 300, 100);
+    m->to(device);
+    m->eval();
+    return m;
+}
+
 // One MLP trained once per test process and shared (read-only) by the tests.
 inline std::shared_ptr<cw::nn::Sequential> trained_mlp_ptr() {
-    static std::shared_ptr<cw::nn::Sequential> model = [] {
-        auto m = make_mlp(7);
-        train(*m, 300, 100);
-        return m;
-    }();
+    static std::shared_ptr<cw::nn::Sequential> model = trained_mlp_on(cw::Device::cpu());
     model->eval();
     return model;
 }

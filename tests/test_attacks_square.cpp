@@ -196,10 +196,7 @@ TEST_CASE("GPU parity: square_window_ and Square", "[cuda]") {
 
     QuietAttacks quiet;
     const Blobs& data = test_blobs();
-    auto model_gpu = make_mlp(7);   // trained_mlp()'s recipe, then moved
-    train(*model_gpu, 300, 100);
-    model_gpu->to(gpu);
-    model_gpu->eval();
+    auto model_gpu = trained_mlp_on(gpu);
     Square square(SquareConfig{kBlobEps, 100, 0.8f, 1, ModelMode::Eval});
     Rng rng_cpu(4), rng_gpu(4);
     const AttackResult on_cpu = square.run(trained_mlp(), data.x, data.y, rng_cpu);
