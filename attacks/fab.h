@@ -43,7 +43,7 @@ protected:
 
 private:
     struct RunResult {
-        Tensor best_adv;                 // on the model's device
+        Tensor best_adv;                // on the model's device
         std::vector<float> best_dist;   // +inf where no misclassified iterate was found
     };
     // One run from x1 towards targets t; x and x1 on the model's device.
