@@ -158,3 +158,21 @@ TEST_CASE("reproduction_report: the interval of Spearman's rho is shown inside [
     CHECK(text.find("over 3 runs: 0.33 [-1.00, 1.00] (the t interval, cut at ±1); the worst class is cat in 2 of 3 "
                     "runs. Verdict: **undecided**") != std::string::npos);
 }
+
+TEST_CASE("reproduction_report: a worst class at 0% in every run of both arms is called the floor", "[report]") {
+    cw_nn_test::ScratchDir dir;
+    // TRADES and CFA on TRADES, two seeds each, the worst class (cat) at 0% PGD-20 in all four runs: the paired
+    // differences are 0 and 0, an interval of width 0, which the rule reads as "not reproduced"; the page says why.
+    write_run(dir.path / "toyset/trades/seed0", 0.0, 0.50, 0.40, 0.40);
+    write_run(dir.path / "toyset/trades/seed1", 0.0, 0.60, 0.40, 0.40);
+    write_run(dir.path / "toyset/cfa_trades/seed0", 0.0, 0.55, 0.40, 0.40);
+    write_run(dir.path / "toyset/cfa_trades/seed1", 0.0, 0.45, 0.40, 0.40);
+    std::string text = page(dir.path);
+    CHECK(text.find("cfa_trades (last) vs trades (last) | PGD-20 worst | +0.0 [+0.0, +0.0] (2) |") != std::string::npos);
+    CHECK(text.find("**not reproduced** (the worst class is at 0% in every run of both arms: the floor this scale "
+                    "leaves, no room to show a lift)") != std::string::npos);
+    // One run off the floor (CFA seed 1's cat at 5%): an ordinary verdict again, without the note.
+    write_run(dir.path / "toyset/cfa_trades/seed1", 0.05, 0.45, 0.40, 0.40);
+    text = page(dir.path);
+    CHECK(text.find("the floor this scale leaves") == std::string::npos);
+}

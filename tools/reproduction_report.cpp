@@ -194,6 +194,23 @@ std::vector<double> differences(const Arm& arm, const std::string& arm_ckpt, con
     return d;
 }
 
+// Whether a worst-class metric is 0 in every paired run of both arms: the floor of the scale (GTSRB-17's
+// speed-limit signs), where "no lift" says nothing about a method beyond that it could not lift a class from 0.
+bool both_at_zero(const Arm& arm, const std::string& arm_ckpt, const Arm& base, const std::string& base_ckpt,
+                  const std::string& name) {
+    if (name.find("worst") == std::string::npos) return false;
+    int paired = 0;
+    for (const auto& [seed, run] : arm) {
+        auto b = base.find(seed);
+        if (b == base.end()) continue;
+        const double x = metric(run, arm_ckpt, name), y = metric(b->second, base_ckpt, name);
+        if (std::isnan(x) || std::isnan(y)) continue;
+        if (x != 0.0 || y != 0.0) return false;
+        ++paired;
+    }
+    return paired > 0;
+}
+
 // The arm's seeds, comma-separated; with `only`, those whose run it accepts.
 std::string seeds_of(const Arm& arm, bool (*only)(const Run&) = nullptr) {
     std::string s;
@@ -344,7 +361,10 @@ void dataset_section(std::ostream& md, const fs::path& results, const std::strin
                 const Verdict v = c.floor ? cw::report::judge_at_least(e, *c.floor)
                                           : cw::report::judge(e, {c.direction, c.paper_size});
                 verdict = "**" + cw::report::verdict_name(v) + "**";
-                if (v == Verdict::undecided && e.n < 2) {
+                if (both_at_zero(a->second, c.arm_checkpoint, b->second, c.base_checkpoint, c.metric)) {
+                    verdict += " (the worst class is at 0% in every run of both arms: the floor this scale leaves, "
+                               "no room to show a lift)";
+                } else if (v == Verdict::undecided && e.n < 2) {
                     verdict += " (one seed: no spread to judge it by yet)";
                 } else if (v == Verdict::undecided && !c.floor) {
                     const auto n = cw::report::seeds_to_decide(e.mean, e.sd);
