@@ -182,15 +182,23 @@ const std::vector<ClaimSpec>& claims() {
     return list;
 }
 
-std::vector<double> differences(const Arm& arm, const std::string& arm_ckpt, const Arm& base,
-                                const std::string& base_ckpt, const std::string& name) {
-    std::vector<double> d;
+// The metric of every seed both arms have, as (arm, base) pairs; seeds where either value is missing are left out.
+std::vector<std::pair<double, double>> paired_values(const Arm& arm, const std::string& arm_ckpt, const Arm& base,
+                                                     const std::string& base_ckpt, const std::string& name) {
+    std::vector<std::pair<double, double>> pairs;
     for (const auto& [seed, run] : arm) {
         auto b = base.find(seed);
         if (b == base.end()) continue;
         const double x = metric(run, arm_ckpt, name), y = metric(b->second, base_ckpt, name);
-        if (!std::isnan(x) && !std::isnan(y)) d.push_back(x - y);
+        if (!std::isnan(x) && !std::isnan(y)) pairs.emplace_back(x, y);
     }
+    return pairs;
+}
+
+std::vector<double> differences(const Arm& arm, const std::string& arm_ckpt, const Arm& base,
+                                const std::string& base_ckpt, const std::string& name) {
+    std::vector<double> d;
+    for (const auto& [x, y] : paired_values(arm, arm_ckpt, base, base_ckpt, name)) d.push_back(x - y);
     return d;
 }
 
@@ -199,16 +207,10 @@ std::vector<double> differences(const Arm& arm, const std::string& arm_ckpt, con
 bool both_at_zero(const Arm& arm, const std::string& arm_ckpt, const Arm& base, const std::string& base_ckpt,
                   const std::string& name) {
     if (name.find("worst") == std::string::npos) return false;
-    int paired = 0;
-    for (const auto& [seed, run] : arm) {
-        auto b = base.find(seed);
-        if (b == base.end()) continue;
-        const double x = metric(run, arm_ckpt, name), y = metric(b->second, base_ckpt, name);
-        if (std::isnan(x) || std::isnan(y)) continue;
+    const auto pairs = paired_values(arm, arm_ckpt, base, base_ckpt, name);
+    for (const auto& [x, y] : pairs)
         if (x != 0.0 || y != 0.0) return false;
-        ++paired;
-    }
-    return paired > 0;
+    return !pairs.empty();
 }
 
 // The arm's seeds, comma-separated; with `only`, those whose run it accepts.
