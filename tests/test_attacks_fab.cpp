@@ -10,6 +10,7 @@
 #include "attacks/losses.h"
 #include "engine/attack_ops.h"
 #include "engine/linf_box_projection.h"
+#include "tests/cuda_scopes.h"
 #include "tests/skip.h"
 #include "tests/test_attacks_fixture.h"
 
@@ -218,15 +219,31 @@ TEST_CASE("GPU parity: fab_step_, fab_record_ and FAB-T", "[cuda]") {
             wrong[i] = r.uniform() < 0.6f ? 1.f : 0.f;
             prior[i] = r.uniform() < 0.5f ? std::numeric_limits<float>::infinity() : r.uniform(0.f, 0.15f);
         }
+        // fab_record_ starts from the same iterate on both devices (the step above may differ in the last bits).
+        dev = cpu.to(gpu);
         Tensor best_cpu = Tensor::zeros({n, dim}), dist_cpu = Tensor::from_vector(prior, {n});
         Tensor best_gpu = best_cpu.to(gpu), dist_gpu = dist_cpu.to(gpu);
         fab_record_(cpu, nat, Tensor::from_vector(wrong, {n}), 0.9f, best_cpu, dist_cpu);
         fab_record_(dev, nat.to(gpu), Tensor::from_vector(wrong, {n}).to(gpu), 0.9f, best_gpu, dist_gpu);
-        REQUIRE(dev.to_vector() == cpu.to_vector());
-        REQUIRE(best_gpu.to_vector() == best_cpu.to_vector());
-        REQUIRE(dist_gpu.to_vector() == dist_cpu.to_vector());
+        // The pull-back x_nat + β(x - x_nat) may be one fused multiply-add on the GPU: equal to within an ulp of 1.
+        const auto ulps_apart = [](const Tensor& a, const Tensor& b) {
+            const std::vector<float> u = a.to_vector(), v = b.to_vector();
+            double worst = 0;
+            for (size_t k = 0; k < u.size(); ++k)
+                worst = std::max(worst, u[k] == v[k] ? 0.0 : std::fabs(double(u[k]) - v[k]));
+            return worst;
+        };
+        REQUIRE(ulps_apart(dev, cpu) <= 1.2e-7);
+        REQUIRE(ulps_apart(best_gpu, best_cpu) <= 1.2e-7);
+        REQUIRE(ulps_apart(dist_gpu, dist_cpu) <= 1.2e-7);
+        // The same rows improved: a recorded row has a finite distance below its prior on both devices.
+        const std::vector<float> dc = dist_cpu.to_vector(), dg = dist_gpu.to_vector();
+        for (int64_t i = 0; i < n; ++i) REQUIRE((dc[i] < prior[i]) == (dg[i] < prior[i]));
     }
 
+    // The whole attack with full-fp32 GEMMs: under TF32 (the GPU default) the MLP's logits carry relative errors
+    // near 1e-3, enough to move a minimal-distance point (seen: one sample 0.075 away, every prediction equal).
+    Tf32Scope strict(false);
     QuietAttacks quiet;
     const Blobs& data = test_blobs();
     auto model_gpu = trained_mlp_on(gpu);

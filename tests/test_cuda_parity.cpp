@@ -27,6 +27,7 @@
 #include "engine/ops.h"
 #include "nn/models/preact_resnet.h"
 #include "nn/optim.h"
+#include "tests/cuda_scopes.h"
 #include "tests/skip.h"
 #include "tests/test_util.h"
 
@@ -36,43 +37,6 @@ using namespace cw_test;
 namespace {
 
 const Device kGpu = Device::cuda(0);
-
-template <class Fn>
-Fn plugin_fn(const char* name) {
-    Fn f = cuda_plugin_fn<Fn>(name);
-    INFO("symbol " << name << " of libclasswise_cuda.so");
-    REQUIRE(f != nullptr);
-    return f;
-}
-
-// TF32 / deterministic mode for one scope, restored afterwards.
-class Tf32Scope {
-public:
-    explicit Tf32Scope(bool on)
-        : set_(plugin_fn<cw_cuda_set_tf32_fn>("cw_cuda_set_tf32")),
-          prev_(plugin_fn<cw_cuda_tf32_fn>("cw_cuda_tf32")()) {
-        set_(on ? 1 : 0);
-    }
-    ~Tf32Scope() { set_(prev_); }
-
-private:
-    cw_cuda_set_tf32_fn set_;
-    int prev_;
-};
-
-class DeterministicScope {
-public:
-    DeterministicScope()
-        : set_(plugin_fn<cw_cuda_set_deterministic_fn>("cw_cuda_set_deterministic")),
-          prev_(plugin_fn<cw_cuda_deterministic_fn>("cw_cuda_deterministic")()) {
-        set_(1);
-    }
-    ~DeterministicScope() { set_(prev_); }
-
-private:
-    cw_cuda_set_deterministic_fn set_;
-    int prev_;
-};
 
 // |got - want| <= tol * (|want| + max|want|); NaN must match NaN, infinities must match exactly.
 void require_near(const std::vector<float>& got, const std::vector<float>& want, double tol, const std::string& what) {
