@@ -16,6 +16,7 @@
 
 #include "attacks/images.h"
 #include "attacks/oracle.h"
+#include "attacks/targets.h"
 #include "engine/rng.h"
 #include "nn/module.h"
 
@@ -54,13 +55,12 @@ struct AttackResult {
 // What an attack's perturb() works with. The images, labels and radii live on the model's device (the gradient
 // attacks never copy per step); the host copies are for decisions and for the host-side attacks.
 struct AttackContext {
-    AttackContext(ModelOracle& m, Tensor x_, const std::vector<int32_t>& y_, Tensor labels_, std::vector<float> eps_,
-                  Tensor eps_t_, const PerSample& ps, Rng& r)
-        : model(m), x(std::move(x_)), y(y_), labels(std::move(labels_)), eps(std::move(eps_)),
-          eps_t(std::move(eps_t_)), per_sample(ps), rng(r) {}
+    AttackContext(ModelOracle& m, Tensor x_, Tensor labels_, std::vector<float> eps_, Tensor eps_t_,
+                  const PerSample& ps, Rng& r)
+        : model(m), x(std::move(x_)), labels(std::move(labels_)), eps(std::move(eps_)), eps_t(std::move(eps_t_)),
+          per_sample(ps), rng(r) {}
     ModelOracle& model;
     Tensor x;                       // clean images [N, C, H, W] in [0, 1], on the model's device
-    const std::vector<int32_t>& y;  // labels (host)
     Tensor labels;                  // the labels, int32 [N] on the device
     std::vector<float> eps;         // ε_i for every sample, already resolved (host)
     Tensor eps_t;                   // the same radii, [N] on the device
@@ -71,13 +71,21 @@ struct AttackContext {
     Device device() const { return x.device(); }
     // The clean images on the host, copied at the first request (FAB's projections, Square's stripe start).
     const Images& host_x();
+    // The labels on the host, copied at the first request. On a GPU each read-back waits for the queue: an attack
+    // that never asks (untargeted PGD, as adversarial training runs it) queues its steps without waiting.
+    const std::vector<int32_t>& host_y();
     // A per-sample vector as a device tensor [N].
     Tensor per_sample_tensor(const std::vector<float>& v) const;
 
 private:
     Images host_x_;
     bool have_host_x_ = false;
+    std::vector<int32_t> host_y_;
+    bool have_host_y_ = false;
 };
+
+// The attack's target rule over ctx's labels (read from the device only when a random target is drawn).
+TargetChoice target_choice(AttackContext& ctx);
 
 struct Perturbation {
     Perturbation(Tensor x, std::vector<int32_t> t = {}, std::vector<int64_t> q = {})

@@ -93,7 +93,7 @@ Perturbation EarlyStopPgd::original(AttackContext& ctx, const std::vector<float>
         // the host), its gradient moves the rest.
         const std::vector<int64_t> idx = where(active);
         std::vector<int32_t> y_sub;
-        for (int64_t i : idx) y_sub.push_back(ctx.y[i]);
+        for (int64_t i : idx) y_sub.push_back(ctx.host_y()[i]);
         const Objective J = make_objective(AttackObjective::CrossEntropy, y_sub, ctx.device());
         Tensor sub = take_rows(x_adv, idx);
         const Evaluation e = ctx.model.value_and_grad(sub, J);
@@ -125,7 +125,7 @@ Perturbation EarlyStopPgd::cfa(AttackContext& ctx, const Tensor& alpha) {
     const int64_t n = ctx.n();
     Tensor x_adv = uniform_linf_start(ctx.x, ctx.eps, ctx.rng);
     // Targets are drawn after the start, as PGD's are.
-    TargetChoice target(ctx.y, ctx.per_sample.targets, ctx.rng);
+    TargetChoice target = target_choice(ctx);
     const Objective J = c_.targeted ? Objective{AttackObjective::TargetCrossEntropy, ctx.labels,
                                                 target.all_on(ctx.model.num_classes(ctx.x), ctx.device()), 0.f}
                                     : Objective{AttackObjective::CrossEntropy, ctx.labels, {}, 0.f};

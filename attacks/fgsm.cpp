@@ -16,7 +16,7 @@ nlohmann::json Fgsm::config() const {
 }
 
 Perturbation Fgsm::perturb(AttackContext& ctx) {
-    TargetChoice target(ctx.y, ctx.per_sample.targets, ctx.rng);
+    TargetChoice target = target_choice(ctx);
     // Both directions as one ascent: untargeted ascends CE(·, y), targeted ascends −CE(·, t).
     Objective J{AttackObjective::CrossEntropy, ctx.labels, {}, 0.f};
     if (c_.targeted) {

@@ -81,7 +81,7 @@ Objective Pgd::objective(AttackContext& ctx, TargetChoice& target) const {
 Perturbation Pgd::perturb(AttackContext& ctx) {
     const Tensor alpha = ctx.per_sample_tensor(step_sizes(ctx));
     const AttackNorm norm = c_.norm == Norm::Linf ? AttackNorm::Linf : AttackNorm::L2;
-    TargetChoice target(ctx.y, ctx.per_sample.targets, ctx.rng);
+    TargetChoice target = target_choice(ctx);
     Objective J;
     NoGradGuard bookkeeping;   // the updates below are not part of any graph
     // "reached": misclassified (untargeted) or at the target (targeted), a 0/1 flag per sample on the device.

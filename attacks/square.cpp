@@ -126,7 +126,7 @@ Perturbation Square::perturb(AttackContext& ctx) {
     const ModelOutput clean = ctx.model.forward(ctx.x);
     std::vector<int32_t> final_pred = clean.preds();   // the prediction at the returned point
     std::vector<uint8_t> robust(n);
-    for (int64_t i = 0; i < n; ++i) robust[i] = clean.pred(i) == ctx.y[i];
+    for (int64_t i = 0; i < n; ++i) robust[i] = clean.pred(i) == ctx.host_y()[i];
 
     for (int r = 0; r < c_.restarts; ++r) {
         const std::vector<int64_t> idx = where(robust);
@@ -135,7 +135,7 @@ Perturbation Square::perturb(AttackContext& ctx) {
         std::vector<float> eps;
         std::vector<int64_t> q;
         for (int64_t i : idx) {
-            y.push_back(ctx.y[i]);
+            y.push_back(ctx.host_y()[i]);
             eps.push_back(ctx.eps[i]);
             q.push_back(0);
         }

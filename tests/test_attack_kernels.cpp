@@ -285,3 +285,68 @@ TEST_CASE("attack iterations copy nothing between host and device: copies do not
     INFO("FAB-T: " << fa << " vs " << fb << " copies");
     REQUIRE(fa == fb);
 }
+
+namespace {
+// Notes how many device-to-host copies had happened when the model first ran, and can fail on demand.
+class FirstForwardProbe : public nn::Module {
+public:
+    explicit FirstForwardProbe(std::shared_ptr<nn::Module> inner) : Module("FirstForwardProbe"), inner_(inner) {
+        register_module("inner", inner_);
+    }
+    Tensor forward(const Tensor& x) override {
+        if (reads_before < 0) reads_before = backend(Device::cpu()).host_transfers().to_host;
+        if (fail) throw std::runtime_error("the model failed");
+        return inner_->forward(x);
+    }
+    int64_t reads_before = -1;
+    bool fail = false;
+
+private:
+    std::shared_ptr<nn::Module> inner_;
+};
+}  // namespace
+
+TEST_CASE("a training-time attack reads nothing back before its steps, and still rejects bad pixels", "[attacks]") {
+    QuietAttacks quiet;
+    const Blobs& data = test_blobs();
+    Backend& cpu = backend(Device::cpu());
+    auto reads = [&](ModelMode mode, int64_t& before_first_forward) {
+        FirstForwardProbe model(trained_mlp_on(Device::cpu()));
+        PgdConfig c;
+        c.eps = kBlobEps;
+        c.alpha = kBlobEps / 4;
+        c.steps = 3;
+        c.mode = mode;
+        Pgd pgd(c);
+        Rng rng(1);
+        const int64_t before = cpu.host_transfers().to_host;
+        pgd.run(model, data.x, data.y, rng);
+        before_first_forward = model.reads_before - before;
+        return cpu.host_transfers().to_host - before;
+    };
+    // Train mode (adversarial training): on a GPU a read-back waits for the queue, so none comes before the steps;
+    // the pixel check is read once, afterwards, and the labels never.
+    int64_t first = -1;
+    REQUIRE(reads(ModelMode::Train, first) == 1);
+    REQUIRE(first == 0);
+    // Eval mode checks the pixels first (and reads the predictions and labels at the end).
+    REQUIRE(reads(ModelMode::Eval, first) == 3);
+    REQUIRE(first == 1);
+
+    // Bad pixels are still an error in train mode, and win over a failure they may have caused.
+    PgdConfig c;
+    c.eps = kBlobEps;
+    c.steps = 2;
+    c.mode = ModelMode::Train;
+    Pgd pgd(c);
+    Rng rng(2);
+    std::vector<float> bad = data.x.to_vector();
+    bad[10] = 1.5f;
+    const Tensor bad_x = Tensor::from_vector(bad, data.x.shape());
+    FirstForwardProbe model(trained_mlp_on(Device::cpu()));
+    REQUIRE_THROWS_WITH(pgd.run(model, bad_x, data.y, rng),
+                        Catch::Contains("must lie in [0, 1]") && Catch::Contains("1.500000]"));
+    model.fail = true;
+    REQUIRE_THROWS_WITH(pgd.run(model, bad_x, data.y, rng), Catch::Contains("must lie in [0, 1]"));
+    REQUIRE_THROWS_WITH(pgd.run(model, data.x, data.y, rng), Catch::Contains("the model failed"));
+}
