@@ -168,6 +168,13 @@ int main(int argc, char** argv) {
     reset_peak();
     const double at_ms = cw_bench::median_ms(at_step, 0, reps, synchronize);
     const Peak at_peak = peak_since_reset();
+    // The same step with every host-to-device copy waiting for the queue (as before staged uploads), this run.
+    static auto set_staged = plugin<cw_cuda_set_staged_uploads_fn>("cw_cuda_set_staged_uploads");
+    set_staged(0);
+    for (int i = 0; i < warmup; ++i) at_step();
+    synchronize();
+    const double at_unstaged_ms = cw_bench::median_ms(at_step, 0, reps, synchronize);
+    set_staged(1);
 
     std::printf("workload: PreAct ResNet-18, batch %lld, 3x32x32, SGD momentum 0.9, median of %d after %d warm-up\n",
                 static_cast<long long>(batch), reps, warmup);
@@ -176,6 +183,7 @@ int main(int argc, char** argv) {
     std::printf("pgd_step_ms: %.2f\n", pgd_ms);
     std::printf("pgd_images_per_s: %.0f\n", batch * 1000.0 / pgd_ms);
     std::printf("at_step_ms: %.2f\n", at_ms);
+    std::printf("at_step_unstaged_uploads_ms: %.2f (every upload waiting for the queue)\n", at_unstaged_ms);
     std::printf("pgd_train_mode_step_ms: %.2f\n", pgd_train_ms);
     std::printf("attack_pgd10_train_mode_ms: %.2f\n", attack_ms);
     std::printf("attack_pgd0_overhead_ms: %.2f (checks, random start, labels: the attack without its steps)\n", overhead_ms);

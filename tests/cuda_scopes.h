@@ -31,6 +31,21 @@ private:
     int prev_;
 };
 
+// Host-to-device copies staged through pinned buffers (on) or waiting for the queue (off) for one scope.
+class StagedUploadsScope {
+public:
+    explicit StagedUploadsScope(bool on)
+        : set_(plugin_fn<cw_cuda_set_staged_uploads_fn>("cw_cuda_set_staged_uploads")),
+          prev_(plugin_fn<cw_cuda_staged_uploads_fn>("cw_cuda_staged_uploads")()) {
+        set_(on ? 1 : 0);
+    }
+    ~StagedUploadsScope() { set_(prev_); }
+
+private:
+    cw_cuda_set_staged_uploads_fn set_;
+    int prev_;
+};
+
 // cuDNN and our kernels restricted to deterministic algorithms for one scope.
 class DeterministicScope {
 public:

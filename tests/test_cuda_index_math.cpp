@@ -243,6 +243,65 @@ TEST_CASE("CUDA index math: allocator buckets", "[cuda][index]") {
     REQUIRE(bucket_size((size_t(1) << 50) + 1) >= (size_t(1) << 50) + 1);
 }
 
+TEST_CASE("CUDA index math: staged uploads pick their pinned buffers", "[cuda][index]") {
+    constexpr size_t KiB = size_t(1) << 10, MiB = size_t(1) << 20;
+    CHECK(staging_capacity(1) == 64 * KiB);
+    CHECK(staging_capacity(64 * KiB) == 64 * KiB);
+    CHECK(staging_capacity(64 * KiB + 1) == 128 * KiB);
+    CHECK(staging_capacity(3 * MiB) == 4 * MiB);
+    using P = StagingPlan;
+    // By hand: the first copy allocates; a whole dataset goes direct.
+    StagingPlan p = plan_staging({}, 1000, 0);
+    CHECK((p.kind == P::Allocate && p.capacity == 64 * KiB));
+    CHECK(plan_staging({}, 64 * MiB + 1, 0).kind == P::Direct);
+    // The smallest idle buffer that fits, not the first.
+    p = plan_staging({{128 * KiB, false, 1}, {64 * KiB, false, 2}, {32 * KiB, false, 3}}, 50 * KiB, 224 * KiB);
+    CHECK((p.kind == P::Reuse && p.slot == 1));
+    // A busy buffer is never written: a new one while the budget lasts...
+    p = plan_staging({{64 * KiB, true, 1}}, 50 * KiB, 64 * KiB);
+    CHECK((p.kind == P::Allocate && p.capacity == 64 * KiB));
+    // ... then the least recently used busy one that fits, after its copy.
+    const std::vector<StagingSlot> full{{64 * MiB, true, 5}, {64 * MiB, true, 3}, {64 * MiB, true, 9}, {64 * MiB, true, 7}};
+    p = plan_staging(full, 1 * MiB, 256 * MiB);
+    CHECK((p.kind == P::WaitThenReuse && p.slot == 1));
+    // Budget spent and nothing big enough: the direct copy.
+    CHECK(plan_staging({{64 * KiB, true, 1}, {64 * KiB, false, 2}}, 1 * MiB, 256 * MiB).kind == P::Direct);
+
+    // A training loop's uploads (radii, step sizes, a random start of 1.5 MiB, the next batch), each copy finishing
+    // a few uploads later: after the first steps no buffer is added, nothing waits, nothing goes direct, and no
+    // busy buffer is ever handed out.
+    std::vector<StagingSlot> slots;
+    std::vector<uint64_t> done_at;  // per slot: the upload count at which its copy finishes
+    size_t pinned = 0;
+    uint64_t clock = 0;
+    const std::vector<size_t> step{512, 512, 1536 * KiB, 1536 * KiB + 512};
+    size_t slots_after_warmup = 0;
+    for (int it = 0; it < 200; ++it) {
+        for (size_t bytes : step) {
+            ++clock;
+            for (size_t i = 0; i < slots.size(); ++i) slots[i].busy = done_at[i] > clock;
+            const StagingPlan plan = plan_staging(slots, bytes, pinned);
+            size_t k = plan.slot;
+            if (plan.kind == P::Allocate) {
+                slots.push_back({plan.capacity, false, 0});
+                done_at.push_back(0);
+                pinned += plan.capacity;
+                k = slots.size() - 1;
+            }
+            REQUIRE(plan.kind != P::Direct);
+            if (it >= 3) REQUIRE(plan.kind == P::Reuse);
+            REQUIRE(!slots[k].busy);
+            REQUIRE(slots[k].capacity >= bytes);
+            slots[k].last_use = clock;
+            done_at[k] = clock + 5;   // the GPU runs five uploads behind the host
+        }
+        if (it == 3) slots_after_warmup = slots.size();
+        REQUIRE(pinned <= kStagingBudget);
+    }
+    CHECK(slots.size() == slots_after_warmup);
+    CHECK(slots.size() <= 6);
+}
+
 TEST_CASE("CUDA index math: batch sizes sharing one cuDNN search", "[cuda][index]") {
     // (2^(k-1), 2^k] share the search of 2^k: by hand.
     CHECK(conv_search_range(1) == 1);

@@ -207,6 +207,35 @@ TEST_CASE("tensors move between CPU and GPU and keep their values", "[cuda]") {
     CHECK(counter.item() == -2.f);
 }
 
+TEST_CASE("GPU: uploads land as sent while the host rewrites its buffer at once, staged or not", "[cuda]") {
+    CW_SKIP_WITHOUT_GPU();
+    constexpr int kCopies = 48;
+    constexpr int64_t kSmall = 1000, kLarge = int64_t(2) << 20;   // 4 KB and 8 MiB: 24 large ones exceed the budget
+    for (const bool staged : {true, false}) {
+        StagedUploadsScope scope(staged);
+        INFO("staged " << staged);
+        // Work queued ahead, so that the copies are still waiting when the host rewrites its buffer.
+        const Tensor a = Tensor::ones({2048, 2048}, kGpu);
+        Tensor busy = matmul(matmul(a, a), a);
+        std::vector<float> host(static_cast<size_t>(kLarge));
+        std::vector<Tensor> sent;
+        for (int k = 0; k < kCopies; ++k) {
+            const int64_t n = k % 2 ? kLarge : kSmall + k;
+            for (int64_t i = 0; i < n; ++i) host[i] = static_cast<float>(k * 1000 + i % 997);
+            sent.push_back(Tensor::empty({n}, DType::F32, kGpu));
+            backend(kGpu).copy_from_host(sent.back().f32(), host.data(), static_cast<size_t>(n) * sizeof(float));
+        }
+        for (int k = 0; k < kCopies; ++k) {
+            const std::vector<float> back = sent[k].to_vector();
+            int64_t wrong = 0;
+            for (size_t i = 0; i < back.size(); ++i) wrong += back[i] != static_cast<float>(k * 1000 + int64_t(i) % 997);
+            INFO("copy " << k << " of " << back.size() << " values");
+            REQUIRE(wrong == 0);
+        }
+        CHECK(busy.to_vector()[0] == 2048.f * 2048.f);
+    }
+}
+
 TEST_CASE("an op on tensors of different devices is a DeviceError", "[cuda]") {
     CW_SKIP_WITHOUT_GPU();
     Tensor a = randn({4}, 1), b = randn({4}, 2).to(kGpu);

@@ -5,7 +5,7 @@
 //
 // Ordering: every kernel, copy and library call is queued on stream_, so a buffer freed on the host can be handed
 // to the next allocation at once (the next user is queued after the last one). copy_to_host and the two
-// host-valued reductions synchronise; nothing else does.
+// host-valued reductions synchronise; copy_from_host does only where it cannot be staged (HostStaging).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
@@ -24,9 +24,11 @@ namespace cw::cuda {
 bool tf32_enabled();             // CLASSWISE_TF32, default 1
 bool deterministic_enabled();    // CLASSWISE_DETERMINISTIC, default 0
 bool cudnn_benchmark_enabled();  // CLASSWISE_CUDNN_BENCHMARK, default 1
+bool staged_uploads_enabled();   // CLASSWISE_STAGED_UPLOADS, default 1 (HostStaging below)
 void set_tf32(bool on);
 void set_deterministic(bool on);
 void set_cudnn_benchmark(bool on);
+void set_staged_uploads(bool on);
 
 // ---- caching device allocator (engine/cuda/memory.cu) ----------------------------------------------------------
 // Size-bucketed free lists (quarter-octave buckets, so a block is at most 25% larger than asked). cudaMalloc only
@@ -49,6 +51,29 @@ private:
     std::mutex mu_;
     std::unordered_map<size_t, std::vector<void*>> free_;
     size_t in_use_ = 0, cached_ = 0, peak_in_use_ = 0, peak_reserved_ = 0;
+};
+
+// ---- staged host-to-device copies (engine/cuda/host_staging.cu) ------------------------------------------------
+// Pinned buffers, chosen by plan_staging (engine/cuda/index_math.h), each with an event marking the end of the copy
+// that last read it, so the host returns as soon as the copy is queued. Thread-safe. Never freed: the backend lives
+// as long as the process.
+class HostStaging {
+public:
+    // Queues the copy on `stream` from a pinned buffer and returns true; false where the caller must copy directly
+    // (switched off, a copy over kStagingMaxCopy, the budget spent, or pinned memory refused).
+    bool upload(void* dst, const void* src, size_t bytes, cudaStream_t stream);
+
+private:
+    struct Buffer {
+        void* host;
+        size_t capacity;
+        cudaEvent_t done;
+        uint64_t last_use;
+    };
+    std::mutex mu_;
+    std::vector<Buffer> buffers_;
+    size_t pinned_ = 0;
+    uint64_t clock_ = 0;
 };
 
 // ---- cuDNN convolution algorithm cache (engine/cuda/conv.cu) ---------------------------------------------------
@@ -203,6 +228,7 @@ private:
     cublasHandle_t cublas_ = nullptr;
     cudnnHandle_t cudnn_ = nullptr;
     DeviceAllocator alloc_;
+    HostStaging staging_;
     std::mutex conv_mu_;                    // guards the algorithm cache and the workspace
     std::map<ConvKey, ConvAlgo> conv_algos_;          // per full problem
     std::map<ConvKey, ConvAlgo> conv_range_algos_;    // timed searches, per batch-size range (conv_search_range)

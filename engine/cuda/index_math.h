@@ -4,6 +4,7 @@
 // exactly these functions; nothing here touches memory other than through its arguments.
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "engine/backend.h"
 #include "engine/host_device.h"
@@ -174,6 +175,50 @@ inline size_t bucket_size(size_t bytes) {
     size_t s = p / 2 + step;
     while (s < bytes) s += step;
     return s;
+}
+
+// ---- staged uploads -----------------------------------------------------------------------------------------
+// A host-to-device copy from pageable memory must finish before the caller may reuse its buffer, so it waits for
+// everything queued before it. Copied first into a pinned staging buffer, it is queued like a kernel and the host
+// runs on (drawing the next random start while the GPU still trains). Each buffer is reused once the copy that last
+// read it has finished (an event per buffer). Which buffer a copy takes:
+struct StagingSlot {
+    size_t capacity;
+    bool busy;          // its last copy has not finished
+    uint64_t last_use;  // larger = more recent
+};
+struct StagingPlan {
+    enum Kind { Reuse, Allocate, WaitThenReuse, Direct } kind;
+    size_t slot = 0;      // Reuse, WaitThenReuse
+    size_t capacity = 0;  // Allocate
+};
+constexpr size_t kStagingMaxCopy = size_t(64) << 20;  // larger copies (whole datasets) wait as before: Direct
+constexpr size_t kStagingBudget = size_t(256) << 20;  // pinned bytes held at most
+constexpr size_t kStagingMinSlot = size_t(64) << 10;
+
+// A new buffer: the power of two that holds the copy, at least kStagingMinSlot.
+inline size_t staging_capacity(size_t bytes) {
+    size_t c = kStagingMinSlot;
+    while (c < bytes) c <<= 1;
+    return c;
+}
+
+// The smallest idle buffer that fits; else a new one within the budget; else wait for the least recently used busy
+// buffer that fits; else (every buffer too small, budget spent) the direct, waiting copy.
+inline StagingPlan plan_staging(const std::vector<StagingSlot>& slots, size_t bytes, size_t pinned_total) {
+    if (bytes > kStagingMaxCopy) return {StagingPlan::Direct};
+    const size_t none = slots.size();
+    size_t idle = none, oldest = none;
+    for (size_t i = 0; i < slots.size(); ++i) {
+        if (slots[i].capacity < bytes) continue;
+        if (!slots[i].busy && (idle == none || slots[i].capacity < slots[idle].capacity)) idle = i;
+        if (slots[i].busy && (oldest == none || slots[i].last_use < slots[oldest].last_use)) oldest = i;
+    }
+    if (idle != none) return {StagingPlan::Reuse, idle};
+    const size_t capacity = staging_capacity(bytes);
+    if (pinned_total + capacity <= kStagingBudget) return {StagingPlan::Allocate, 0, capacity};
+    if (oldest != none) return {StagingPlan::WaitThenReuse, oldest};
+    return {StagingPlan::Direct};
 }
 
 // ---- cuDNN algorithm search ------------------------------------------------------------------------------------

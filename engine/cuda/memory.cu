@@ -128,6 +128,7 @@ void CudaBackend::do_copy_to_host(void* host_dst, const void* src, size_t bytes)
 
 void CudaBackend::do_copy_from_host(void* dst, const void* host_src, size_t bytes) {
     if (bytes == 0) return;
+    if (staging_.upload(dst, host_src, bytes, stream_)) return;   // queued from a pinned buffer; no wait
     CW_CUDA_CHECK(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream_));
     // The caller may free or reuse host_src as soon as we return (often a temporary std::vector).
     CW_CUDA_CHECK(cudaStreamSynchronize(stream_));

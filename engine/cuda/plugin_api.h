@@ -22,6 +22,10 @@ typedef void (*cw_cuda_set_deterministic_fn)(int on);
 typedef int (*cw_cuda_deterministic_fn)(void);
 // cuDNN algorithm choice by timing (cudnnFind*Ex, default) or by the heuristics (env CLASSWISE_CUDNN_BENCHMARK=0).
 typedef void (*cw_cuda_set_cudnn_benchmark_fn)(int on);
+// Host-to-device copies staged through pinned buffers, so the host does not wait for the queue (default on; env
+// CLASSWISE_STAGED_UPLOADS=0 makes every such copy wait, as before).
+typedef void (*cw_cuda_set_staged_uploads_fn)(int on);
+typedef int (*cw_cuda_staged_uploads_fn)(void);
 // Caching allocator statistics in bytes: held by tensors, cached for reuse, and the peaks of both since start-up
 // or the last reset.
 typedef void (*cw_cuda_memory_stats_fn)(int64_t* in_use, int64_t* cached, int64_t* peak_in_use,

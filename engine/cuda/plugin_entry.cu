@@ -23,6 +23,7 @@ namespace {
 std::atomic<bool> g_tf32{true};
 std::atomic<bool> g_deterministic{false};
 std::atomic<bool> g_cudnn_benchmark{true};
+std::atomic<bool> g_staged_uploads{true};
 
 // 0/false/off/no and 1/true/on/yes (any case); anything else keeps the default.
 bool env_flag(const char* name, bool fallback) {
@@ -39,9 +40,11 @@ bool env_flag(const char* name, bool fallback) {
 bool tf32_enabled() { return g_tf32.load(std::memory_order_relaxed); }
 bool deterministic_enabled() { return g_deterministic.load(std::memory_order_relaxed); }
 bool cudnn_benchmark_enabled() { return g_cudnn_benchmark.load(std::memory_order_relaxed); }
+bool staged_uploads_enabled() { return g_staged_uploads.load(std::memory_order_relaxed); }
 void set_tf32(bool on) { g_tf32.store(on); }
 void set_deterministic(bool on) { g_deterministic.store(on); }
 void set_cudnn_benchmark(bool on) { g_cudnn_benchmark.store(on); }
+void set_staged_uploads(bool on) { g_staged_uploads.store(on); }
 
 CudaBackend::CudaBackend() {
     try {
@@ -126,6 +129,7 @@ CudaBackend* create(std::string& why) {
     set_tf32(env_flag("CLASSWISE_TF32", true));
     set_deterministic(env_flag("CLASSWISE_DETERMINISTIC", false));
     set_cudnn_benchmark(env_flag("CLASSWISE_CUDNN_BENCHMARK", true));
+    set_staged_uploads(env_flag("CLASSWISE_STAGED_UPLOADS", true));
     // On a failed self-test the backend is leaked on purpose: tearing down handles after a failed launch can fail
     // in turn, and creation is attempted once per process.
     auto* b = new CudaBackend();
@@ -179,6 +183,8 @@ int cw_cuda_tf32(void) { return cw::cuda::tf32_enabled() ? 1 : 0; }
 void cw_cuda_set_deterministic(int on) { cw::cuda::set_deterministic(on != 0); }
 int cw_cuda_deterministic(void) { return cw::cuda::deterministic_enabled() ? 1 : 0; }
 void cw_cuda_set_cudnn_benchmark(int on) { cw::cuda::set_cudnn_benchmark(on != 0); }
+void cw_cuda_set_staged_uploads(int on) { cw::cuda::set_staged_uploads(on != 0); }
+int cw_cuda_staged_uploads(void) { return cw::cuda::staged_uploads_enabled() ? 1 : 0; }
 
 void cw_cuda_memory_stats(int64_t* in_use, int64_t* cached, int64_t* peak_in_use, int64_t* peak_reserved) {
     cw::cuda::DeviceAllocator::Stats s{0, 0, 0, 0};
@@ -226,6 +232,8 @@ static_assert(std::is_same_v<decltype(&cw_cuda_tf32), cw_cuda_tf32_fn>);
 static_assert(std::is_same_v<decltype(&cw_cuda_set_deterministic), cw_cuda_set_deterministic_fn>);
 static_assert(std::is_same_v<decltype(&cw_cuda_deterministic), cw_cuda_deterministic_fn>);
 static_assert(std::is_same_v<decltype(&cw_cuda_set_cudnn_benchmark), cw_cuda_set_cudnn_benchmark_fn>);
+static_assert(std::is_same_v<decltype(&cw_cuda_set_staged_uploads), cw_cuda_set_staged_uploads_fn>);
+static_assert(std::is_same_v<decltype(&cw_cuda_staged_uploads), cw_cuda_staged_uploads_fn>);
 static_assert(std::is_same_v<decltype(&cw_cuda_memory_stats), cw_cuda_memory_stats_fn>);
 static_assert(std::is_same_v<decltype(&cw_cuda_reset_peak_memory), cw_cuda_reset_peak_memory_fn>);
 static_assert(std::is_same_v<decltype(&cw_cuda_release_cached_memory), cw_cuda_release_cached_memory_fn>);
