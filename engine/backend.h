@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "engine/device.h"
 
@@ -98,6 +99,10 @@ public:
     HostTransfers host_transfers() const {
         return {to_host_.load(std::memory_order_relaxed), from_host_.load(std::memory_order_relaxed)};
     }
+    // One line on the device memory this process used (peaks, and how often a full cache was emptied to retry an
+    // allocation), for a run's log; empty where there is nothing to say (the CPU). Inline: the CUDA plugin resolves
+    // every Backend member from this header alone.
+    virtual std::string memory_summary() { return {}; }
     virtual void copy(void* dst, const void* src, size_t bytes) = 0;   // within this device
     virtual void fill(float* y, float value, int64_t n) = 0;
     virtual void fill_i32(int32_t* y, int32_t value, int64_t n) = 0;

@@ -171,6 +171,7 @@ int run(const Args& a, std::ostream& out) {
         list.push_back(at.get());
     }
     evaluate(*model, source, list, opt);
+    if (const std::string memory = backend(device).memory_summary(); !memory.empty()) out << memory << std::endl;
     out << "wrote " << a.common.out << "/results.json and " << a.common.out << "/records.csv" << std::endl;
     if (!corruptions.empty()) {
         CorruptionEvalOptions co;

@@ -42,6 +42,7 @@ public:
     void release_cached();
     struct Stats {
         int64_t in_use, cached, peak_in_use, peak_reserved;
+        int64_t cache_flushes;   // cudaMalloc failed, every cached block was freed and the cudaMalloc retried
     };
     Stats stats();
     void reset_peak();  // block sizes: bucket_size() in engine/cuda/index_math.h
@@ -51,6 +52,7 @@ private:
     std::mutex mu_;
     std::unordered_map<size_t, std::vector<void*>> free_;
     size_t in_use_ = 0, cached_ = 0, peak_in_use_ = 0, peak_reserved_ = 0;
+    int64_t cache_flushes_ = 0;
 };
 
 // ---- staged host-to-device copies (engine/cuda/host_staging.cu) ------------------------------------------------
@@ -213,6 +215,7 @@ public:
     cudaStream_t stream() const { return stream_; }
     DeviceAllocator& allocator() { return alloc_; }
     void synchronize();
+    std::string memory_summary() override;   // memory.cu
 
 protected:
     void do_copy_to_host(void* host_dst, const void* src, size_t bytes) override;

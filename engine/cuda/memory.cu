@@ -49,6 +49,7 @@ void* DeviceAllocator::allocate(size_t bytes) {
         if (e == cudaErrorMemoryAllocation) {
             (void)cudaGetLastError();  // out-of-memory is not sticky: clear it and retry with the cache emptied
             const size_t cached_before = cached_;
+            if (cached_before > 0) ++cache_flushes_;
             release_cached_locked();
             e = cudaMalloc(&p, size);
             if (e == cudaErrorMemoryAllocation) {
@@ -104,7 +105,7 @@ void DeviceAllocator::release_cached_locked() {
 DeviceAllocator::Stats DeviceAllocator::stats() {
     std::lock_guard<std::mutex> lock(mu_);
     return {static_cast<int64_t>(in_use_), static_cast<int64_t>(cached_), static_cast<int64_t>(peak_in_use_),
-            static_cast<int64_t>(peak_reserved_)};
+            static_cast<int64_t>(peak_reserved_), cache_flushes_};
 }
 
 void DeviceAllocator::reset_peak() {
@@ -140,6 +141,19 @@ void CudaBackend::copy(void* dst, const void* src, size_t bytes) {
 }
 
 void CudaBackend::synchronize() { CW_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+std::string CudaBackend::memory_summary() {
+    const DeviceAllocator::Stats s = alloc_.stats();
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    char line[256];
+    // Emptying the cache costs a device-wide synchronisation and fresh cudaMallocs: many flushes mean the batch is
+    // too large for the card (with batch sizes that shrink step by step, freed blocks of old sizes fill the cache).
+    std::snprintf(line, sizeof line,
+                  "GPU memory: peak %.1f GiB held by tensors, %.1f GiB reserved; cache emptied %lld times to retry an "
+                  "allocation",
+                  s.peak_in_use / gib, s.peak_reserved / gib, static_cast<long long>(s.cache_flushes));
+    return line;
+}
 
 namespace {
 template <class T>

@@ -187,7 +187,7 @@ void cw_cuda_set_staged_uploads(int on) { cw::cuda::set_staged_uploads(on != 0);
 int cw_cuda_staged_uploads(void) { return cw::cuda::staged_uploads_enabled() ? 1 : 0; }
 
 void cw_cuda_memory_stats(int64_t* in_use, int64_t* cached, int64_t* peak_in_use, int64_t* peak_reserved) {
-    cw::cuda::DeviceAllocator::Stats s{0, 0, 0, 0};
+    cw::cuda::DeviceAllocator::Stats s{0, 0, 0, 0, 0};
     if (auto* b = backend_or_null()) s = b->allocator().stats();
     if (in_use) *in_use = s.in_use;
     if (cached) *cached = s.cached;
