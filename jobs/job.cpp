@@ -493,6 +493,7 @@ int run_job_signalled(JobConfig& job, std::ostream& out) {
             out << "wrote " << co.out_dir << "/results.json\n";
         }
     }
+    if (const std::string memory = backend(device).memory_summary(); !memory.empty()) out << memory << "\n";
     report::write_run_page_after_run(common.out, out);
     return 0;
 }
