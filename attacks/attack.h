@@ -103,6 +103,8 @@ public:
     Attack(Norm norm, float eps, ModelMode mode) : norm_(norm), eps_(eps), mode_(mode) {}
     virtual ~Attack() = default;
 
+    // Images outside [0, 1] (NaN and ±Inf included) are an Error naming the attack: an eval-mode attack checks before
+    // it starts, a train-mode one after queuing its steps (so a GPU is not left idle) but before returning anything.
     AttackResult run(nn::Module& model, const Tensor& x, const Tensor& y, Rng& rng, const PerSample& per_sample = {});
 
     virtual std::string name() const = 0;           // "pgd20", "apgd-ce", ... (results.json "name")
