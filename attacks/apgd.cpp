@@ -23,8 +23,9 @@ nlohmann::json Apgd::config() const {
 Perturbation Apgd::perturb(AttackContext& ctx) {
     Perturbation p{ctx.x.clone(), {}, {}};
     const std::vector<int32_t> clean_pred = ctx.model.predict(ctx.x);
+    const std::vector<int32_t>& labels = ctx.host_y();
     std::vector<uint8_t> robust(ctx.n());
-    for (int64_t i = 0; i < ctx.n(); ++i) robust[i] = clean_pred[i] == ctx.host_y()[i];
+    for (int64_t i = 0; i < ctx.n(); ++i) robust[i] = clean_pred[i] == labels[i];
 
     // Each restart attacks the samples still robust: their subset crosses to the device once per restart.
     for (int r = 0; r < c_.restarts; ++r) {
@@ -33,7 +34,7 @@ Perturbation Apgd::perturb(AttackContext& ctx) {
         std::vector<int32_t> y;
         std::vector<float> eps;
         for (int64_t i : idx) {
-            y.push_back(ctx.host_y()[i]);
+            y.push_back(labels[i]);
             eps.push_back(ctx.eps[i]);
         }
         const Objective J = make_objective(c_.loss == ApgdLoss::CE ? AttackObjective::CrossEntropy : AttackObjective::Dlr,

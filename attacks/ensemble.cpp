@@ -70,10 +70,11 @@ Perturbation Ensemble::perturb(AttackContext& ctx) {
     Perturbation p{ctx.x.clone(), {}, {}};
     std::vector<uint8_t> robust(static_cast<size_t>(ctx.n()));
     const std::vector<int32_t> clean = ctx.model.predict(ctx.x);
-    for (int64_t i = 0; i < ctx.n(); ++i) robust[i] = clean[i] == ctx.host_y()[i];
+    const std::vector<int32_t>& labels = ctx.host_y();
+    for (int64_t i = 0; i < ctx.n(); ++i) robust[i] = clean[i] == labels[i];
     const uint64_t seed = ctx.rng.next_u64();
     for (size_t k = 0; k < parts_.size(); ++k) {
-        const StageResult s = run_stage(k, ctx.model.module(), ctx.x, ctx.host_y(), robust, seed, ctx.per_sample);
+        const StageResult s = run_stage(k, ctx.model.module(), ctx.x, labels, robust, seed, ctx.per_sample);
         if (!s.sanity.empty() && log())
             *log() << "warning: " << parts_[k]->name() << " returned a bad point: " << s.sanity << "\n";
         adopt_broken(p.x_adv, robust, s.attacked, s.x_adv, s.broken);

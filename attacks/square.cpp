@@ -125,8 +125,9 @@ Perturbation Square::perturb(AttackContext& ctx) {
     std::vector<int64_t> queries(static_cast<size_t>(n), 1);   // the clean check is everyone's first query
     const ModelOutput clean = ctx.model.forward(ctx.x);
     std::vector<int32_t> final_pred = clean.preds();   // the prediction at the returned point
+    const std::vector<int32_t>& labels = ctx.host_y();
     std::vector<uint8_t> robust(n);
-    for (int64_t i = 0; i < n; ++i) robust[i] = clean.pred(i) == ctx.host_y()[i];
+    for (int64_t i = 0; i < n; ++i) robust[i] = clean.pred(i) == labels[i];
 
     for (int r = 0; r < c_.restarts; ++r) {
         const std::vector<int64_t> idx = where(robust);
@@ -135,7 +136,7 @@ Perturbation Square::perturb(AttackContext& ctx) {
         std::vector<float> eps;
         std::vector<int64_t> q;
         for (int64_t i : idx) {
-            y.push_back(ctx.host_y()[i]);
+            y.push_back(labels[i]);
             eps.push_back(ctx.eps[i]);
             q.push_back(0);
         }

@@ -288,21 +288,16 @@ TEST_CASE("attack iterations copy nothing between host and device: copies do not
 
 namespace {
 // Notes how many device-to-host copies had happened when the model first ran, and can fail on demand.
-class FirstForwardProbe : public nn::Module {
+class FirstForwardProbe : public CountingModel {
 public:
-    explicit FirstForwardProbe(std::shared_ptr<nn::Module> inner) : Module("FirstForwardProbe"), inner_(inner) {
-        register_module("inner", inner_);
-    }
+    using CountingModel::CountingModel;
     Tensor forward(const Tensor& x) override {
         if (reads_before < 0) reads_before = backend(Device::cpu()).host_transfers().to_host;
         if (fail) throw std::runtime_error("the model failed");
-        return inner_->forward(x);
+        return CountingModel::forward(x);
     }
     int64_t reads_before = -1;
     bool fail = false;
-
-private:
-    std::shared_ptr<nn::Module> inner_;
 };
 }  // namespace
 

@@ -52,6 +52,15 @@ inline void require_close(const std::vector<float>& got, const std::vector<float
     }
 }
 
+// The largest |got - want| over the elements; equal elements count 0, so matching infinities do too.
+inline double max_abs_difference(const std::vector<float>& got, const std::vector<float>& want) {
+    REQUIRE(got.size() == want.size());
+    double worst = 0;
+    for (size_t i = 0; i < got.size(); ++i)
+        if (got[i] != want[i]) worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
+    return worst;
+}
+
 // The message of the E that f() throws; fails the test if nothing is thrown (any other exception escapes and fails).
 template <class E, class F>
 std::string error_of(F f) {

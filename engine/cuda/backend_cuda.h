@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/backend.h"
+#include "engine/cuda/index_math.h"
 
 namespace cw::cuda {
 
@@ -68,12 +69,11 @@ public:
 private:
     struct Buffer {
         void* host;
-        size_t capacity;
         cudaEvent_t done;
-        uint64_t last_use;
     };
     std::mutex mu_;
     std::vector<Buffer> buffers_;
+    std::vector<StagingSlot> slots_;   // per buffer: what plan_staging decides on (busy refreshed before each plan)
     size_t pinned_ = 0;
     uint64_t clock_ = 0;
 };

@@ -26,10 +26,8 @@ bool still_copying(cudaEvent_t done) {
 bool HostStaging::upload(void* dst, const void* src, size_t bytes, cudaStream_t stream) {
     if (!staged_uploads_enabled()) return false;
     std::lock_guard<std::mutex> lock(mu_);
-    std::vector<StagingSlot> slots;
-    slots.reserve(buffers_.size());
-    for (const Buffer& b : buffers_) slots.push_back({b.capacity, still_copying(b.done), b.last_use});
-    const StagingPlan plan = plan_staging(slots, bytes, pinned_);
+    for (size_t i = 0; i < buffers_.size(); ++i) slots_[i].busy = still_copying(buffers_[i].done);
+    const StagingPlan plan = plan_staging(slots_, bytes, pinned_);
 
     size_t k = plan.slot;
     switch (plan.kind) {
@@ -46,7 +44,8 @@ bool HostStaging::upload(void* dst, const void* src, size_t bytes, cudaStream_t 
                 cudaFreeHost(host);
                 check_cuda(e, "cudaEventCreateWithFlags", __FILE__, __LINE__);
             }
-            buffers_.push_back({host, plan.capacity, done, 0});
+            buffers_.push_back({host, done});
+            slots_.push_back({plan.capacity, false, 0});
             pinned_ += plan.capacity;
             k = buffers_.size() - 1;
             break;
@@ -54,11 +53,11 @@ bool HostStaging::upload(void* dst, const void* src, size_t bytes, cudaStream_t 
         case StagingPlan::WaitThenReuse: CW_CUDA_CHECK(cudaEventSynchronize(buffers_[k].done)); break;
         case StagingPlan::Reuse: break;
     }
-    Buffer& b = buffers_[k];
+    const Buffer& b = buffers_[k];
     std::memcpy(b.host, src, bytes);
     CW_CUDA_CHECK(cudaMemcpyAsync(dst, b.host, bytes, cudaMemcpyHostToDevice, stream));
     CW_CUDA_CHECK(cudaEventRecord(b.done, stream));
-    b.last_use = ++clock_;
+    slots_[k].last_use = ++clock_;
     return true;
 }
 
