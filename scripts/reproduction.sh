@@ -5,7 +5,8 @@
 #   scripts/reproduction.sh pilot|study|autoattack [DATASET ...]        (default: both datasets)
 #   scripts/reproduction.sh list pilot|study|autoattack [DATASET ...]   (print the jobs, run nothing)
 # Environment: ARMS (the arms, below), OUT (runs/reproduction), RESULTS (results/reproduction), WORKERS (2), TRAIN (build/tools/train),
-# AUDIT (build/tools/audit). Every process runs under one convolution setting, oneDNN fp32 (docs/engine.md): about
+# AUDIT (build/tools/audit), AA_SEED (0: the seed the autoattack phase attacks), DEVICE (cpu; cuda runs the whole
+# study on one GPU, below). Every CPU process runs under one convolution setting, oneDNN fp32 (docs/engine.md): about
 # 1.45x the native path's speed on one thread and equal to it at float rounding; it is fixed here, not taken from the
 # environment, so every arm and seed of the study ran the same code (job.json records it as cpu_convolutions). Each job is one `build/tools/train` (or `audit`) process with one CPU thread; WORKERS of
 # them drain a queue. A finished job is never redone and an interrupted one resumes from its saved state (--resume),
@@ -19,10 +20,21 @@ list_only=0
 if [ "$phase" = list ]; then list_only=1; phase=${2:?usage: scripts/reproduction.sh list pilot|study|autoattack}; shift; fi
 shift
 datasets=${*:-fashion-mnist gtsrb32}
-out=${OUT:-runs/reproduction}
-results=${RESULTS:-results/reproduction}
-workers=${WORKERS:-2}
-convolutions="env CLASSWISE_CONV=onednn CLASSWISE_PRECISION=fp32"
+device=${DEVICE:-cpu}
+aa_seed=${AA_SEED:-0}
+case $device in
+    cpu) convolutions="env CLASSWISE_CONV=onednn CLASSWISE_PRECISION=fp32" device_flag="" suffix="" ;;
+    # On a GPU: TF32 off (the GPU then predicts as the CPU does, docs/gpu.md) and deterministic cuDNN algorithms, so a
+    # rerun is bit-identical. Its results go to their own tree: paired comparisons stay on one device, and the page is
+    # never a mix of the two.
+    cuda) convolutions="env CLASSWISE_TF32=0 CLASSWISE_DETERMINISTIC=1" device_flag="--device cuda" suffix=-gpu ;;
+    *) echo "scripts/reproduction.sh: DEVICE must be cpu or cuda, not '$device'" >&2; exit 2 ;;
+esac
+case $aa_seed in *[!0-9]*|'') echo "scripts/reproduction.sh: AA_SEED must be a seed number, not '$aa_seed'" >&2; exit 2 ;; esac
+out=${OUT:-runs/reproduction$suffix}
+results=${RESULTS:-results/reproduction$suffix}
+# Several small-CNN runs share one GPU well; on the CPU each run has one of the two cores.
+workers=${WORKERS:-$([ "$device" = cuda ] && echo 6 || echo 2)}
 train=${TRAIN:-build/tools/train}
 audit=${AUDIT:-build/tools/audit}
 
@@ -81,25 +93,25 @@ jobs() {
         case $phase in
             pilot) for s in 0 1 2; do echo "$ds pgd_at $s"; done ;;
             study) for a in $arms; do for s in $(seeds_of "$a"); do echo "$ds $a $s"; done; done ;;
-            autoattack) for a in $arms; do echo "$ds $a 0"; done ;;
+            autoattack) for a in $arms; do echo "$ds $a $aa_seed"; done ;;
             *) echo "scripts/reproduction.sh: unknown phase '$phase' (pilot, study, autoattack)" >&2; exit 2 ;;
         esac
     done
 }
 
-train_command() {  # dataset arm seed dir
-    local ds=$1 a=$2 s=$3 dir=$4 d
+train_command() {  # dataset arm seed dir [final checkpoints]
+    local ds=$1 a=$2 s=$3 dir=$4 d checkpoints=${5:-$(checkpoints_of "$2")}
     # The fine-tunes bring their own epoch count (--epochs 2 in their flags); train takes --epochs once, so the
     # dataset's 5 is dropped for them. Every other arm's command is left as it was.
     d=${data[$ds]}
     case $a in frl_*|faal) d=${d/--epochs 5 /} ;; esac
-    echo "$convolutions $train $d $(arm_flags "$a" "$ds" "$s") --seed $s --final-attacks pgd20 --final-checkpoints $(checkpoints_of "$a") --out $dir"
+    echo "$convolutions $train $d $(arm_flags "$a" "$ds" "$s") ${device_flag:+$device_flag }--seed $s --final-attacks pgd20 --final-checkpoints $checkpoints --out $dir"
 }
 
 collect() {  # the small files of a finished run, into the results tree
     local src=$1 dst=$2 f
     mkdir -p "$dst"
-    for f in job.json selection.json history.csv train_log.csv command.txt; do [ -f "$src/$f" ] && cp "$src/$f" "$dst/"; done
+    for f in job.json selection.json history.csv train_log.csv command.txt cpu.txt; do [ -f "$src/$f" ] && cp "$src/$f" "$dst/"; done
     for f in "$src"/eval_*/results.json "$src"/autoattack/results.json; do
         [ -f "$f" ] || continue
         mkdir -p "$dst/$(basename "$(dirname "$f")")" && cp "$f" "$dst/$(basename "$(dirname "$f")")/"
@@ -123,25 +135,82 @@ run_logged() {  # log command...
     [ "$rc" = 0 ] || { echo "FAILED: $* (see $log)"; return 1; }
 }
 
+# A hot start (PGD-AT for FRL, TRADES for FAAL) whose checkpoint was lost with a machine is needed again when a
+# fine-tune of the same seed has not finished.
+needed_as_hot_start() {  # dataset arm seed
+    local f
+    case $2 in pgd_at) f="frl_rwrm frl_rw" ;; trades) f=faal ;; *) return 1 ;; esac
+    for f in $f; do
+        case " $arms " in *" $f "*) ;; *) continue ;; esac
+        case " $(seeds_of "$f") " in *" $3 "*) ;; *) continue ;; esac
+        finished "$results/$1/$f/seed$3" "$f" || return 0
+    done
+    return 1
+}
+
+# Retrains a hot start with its own command (single-threaded training is deterministic, so the same seed gives the
+# same model), evaluating only its last checkpoint, and checks that evaluation against the committed one: the
+# fine-tune then starts from the model the committed record describes. A mismatch is reported, never collected.
+regenerate_hot_start() {  # dataset arm seed
+    local ds=$1 a=$2 s=$3 dir="$out/$1/$2/seed$3" dst="$results/$1/$2/seed$3" cmd
+    mkdir -p "$dir"
+    record_cpu "$dir"
+    cmd=$(train_command "$ds" "$a" "$s" "$dir" last)
+    echo "regenerating the hot start's checkpoint: $cmd" | tee "$dir/command.txt"
+    run_logged "$dir/log.txt" $cmd || return
+    if same_evaluation "$dir/eval_last/results.json" "$dst/eval_last/results.json"; then
+        echo "regenerated $dir: its evaluation equals the committed one"
+    else
+        echo "MISMATCH: the regenerated $dir evaluates differently from $dst (its fine-tunes would not pair with it)" | tee "$dir/MISMATCH" >&2
+        return 1
+    fi
+}
+
+# Two results.json files record the same evaluation: equal but for the command line (its --final-checkpoints).
+same_evaluation() { cmp -s <(grep -v '"command_line"' "$1") <(grep -v '"command_line"' "$2"); }
+
+# oneDNN picks its fp32 kernels by the CPU's vector instructions, so two machines train the same seed equal only to
+# float rounding: each run records the CPU that trained it (the study's machines changed between working periods).
+record_cpu() {  # run folder
+    [ -s "$1/cpu.txt" ] && return 0
+    { sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1
+      echo "vector instructions: $(grep -o -w -E 'avx2|avx512f|avx512_bf16|amx_bf16' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+      [ "$device" = cpu ] || echo "gpu: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
+    } > "$1/cpu.txt"
+}
+
+wait_for_hot_start() {  # the hot start's run folder
+    while [ ! -s "$1/eval_last/results.json" ]; do sleep 30; done
+    [ ! -e "$1/MISMATCH" ] || { echo "FAILED: $1 was regenerated and differs from its committed record"; return 1; }
+}
+
 run_one() {
     local ds=$1 a=$2 s=$3 dir="$out/$1/$2/seed$3" dst="$results/$1/$2/seed$3"
     if [ "$phase" = autoattack ]; then
-        # The standard AutoAttack cascade on the first 1,000 test images of seed 0's last checkpoint.
+        # The standard AutoAttack cascade on the first 1,000 test images of one seed's last checkpoint (AA_SEED, 0
+        # unless a machine lost that seed's checkpoints: the page names the seed each arm was attacked at).
         local aa="$dir/autoattack"
         [ -s "$aa/results.json" ] && { echo "done already: $aa"; return 0; }
-        [ -s "$dir/last.safetensors" ] || { echo "waiting for nothing: $dir has no last.safetensors yet; run the study first"; return 1; }
-        local cmd="$convolutions $audit --weights $dir/last.safetensors --dataset $ds $(case $ds in gtsrb32) echo --classes top:17;; esac) --eps $(eps_of "$ds") --attacks clean,autoattack --n 1000 --out $aa"
+        [ -s "$dir/last.safetensors" ] || { echo "no checkpoint: $dir/last.safetensors (train seed $s here first, or pick a seed this machine trained with AA_SEED)"; return 1; }
+        local cmd="$convolutions $audit --weights $dir/last.safetensors --dataset $ds $(case $ds in gtsrb32) echo --classes top:17;; esac) --eps $(eps_of "$ds") --attacks clean,autoattack --n 1000 ${device_flag:+$device_flag }--out $aa"
         echo "$cmd"
         run_logged "$dir/autoattack.log" $cmd || return
         collect "$dir" "$dst"
         return 0
     fi
     if finished "$dir" "$a"; then collect "$dir" "$dst"; echo "done already: $dir"; return 0; fi
+    # The committed results are the study's record: a run finished there is done, even when this machine has lost
+    # its run folder. Only its checkpoint is gone, and only a fine-tune needs that (see regenerate_hot_start).
+    if finished "$dst" "$a"; then
+        if needed_as_hot_start "$ds" "$a" "$s" && [ ! -s "$dir/eval_last/results.json" ]; then regenerate_hot_start "$ds" "$a" "$s"; return; fi
+        echo "done already (committed): $dst"; return 0
+    fi
     case $a in
-        frl_*) while [ ! -s "$out/$ds/pgd_at/seed$s/eval_last/results.json" ]; do sleep 30; done ;;
-        faal) while [ ! -s "$out/$ds/trades/seed$s/eval_last/results.json" ]; do sleep 30; done ;;
+        frl_*) wait_for_hot_start "$out/$ds/pgd_at/seed$s" || return ;;
+        faal) wait_for_hot_start "$out/$ds/trades/seed$s" || return ;;
     esac
     mkdir -p "$dir"
+    record_cpu "$dir"
     local cmd; cmd=$(train_command "$ds" "$a" "$s" "$dir")
     echo "$cmd" | tee "$dir/command.txt"
     run_logged "$dir/log.txt" $cmd || return

@@ -47,3 +47,116 @@ TEST_CASE("reproduction.sh: every study command parses, with the protocol's epoc
     CHECK(commands == 2 * (2 * 5 + 11 * 3));
     CHECK(fine_tunes == 2 * (5 + 3 + 3));
 }
+
+// The committed results are the study's record, so a machine that loses its run folders loses no finished run: a
+// job whose results are committed is done; a PGD-AT hot start whose checkpoint is gone is retrained (last checkpoint
+// only) when an FRL fine-tune of its seed is still to run, and its new evaluation must equal the committed one, or
+// the fine-tune does not start. A stand-in `train` records each call and writes one results.json per final
+// checkpoint. Seen failing with the committed-results check removed (natural seed 0 retrained), with the hot start
+// regenerated although its fine-tune was committed, and with the mismatch ignored (FRL started from a model that is
+// not the committed one).
+namespace {
+struct StudyReplay {
+    std::string calls, output;
+};
+
+StudyReplay replay_study(const cw_nn_test::ScratchDir& dir, const std::string& committed_pgd_at, bool frl_committed) {
+    namespace fs = std::filesystem;
+    const fs::path results = dir.path / "results" / "fashion-mnist";
+    const auto commit = [&](const std::string& arm, const std::string& text) {
+        for (const char* checkpoint : {"eval_last", "eval_best_robust"}) {
+            fs::create_directories(results / arm / "seed0" / checkpoint);
+            std::ofstream(results / arm / "seed0" / checkpoint / "results.json") << text << "\n";
+        }
+    };
+    commit("pgd_at", committed_pgd_at);
+    commit("natural", "{\"natural\": 0}");
+    if (frl_committed) commit("frl_rw", "{\"frl\": 0}");
+    const std::string train = dir.file("train.sh");
+    std::ofstream(train) << "#!/bin/bash\n"
+                            "while [ $# -gt 0 ]; do case $1 in --out) out=$2; shift;; --final-checkpoints) c=$2; shift;; "
+                            "esac; shift; done\n"
+                            "echo \"$out $c\" >> " << dir.file("calls.txt") << "\n"
+                            "for k in ${c//,/ }; do mkdir -p $out/eval_$k; echo '{\"trained\": 1}' > $out/eval_$k/results.json; done\n"
+                            "touch $out/last.safetensors\n";
+    fs::permissions(train, fs::perms::owner_all);
+    const auto run = cw_test::run_shell("cd '" + cw_test::repo_root().string() + "' && ARMS='pgd_at natural frl_rw' OUT='" +
+                                        dir.file("runs") + "' RESULTS='" + dir.file("results") + "' TRAIN='" + train +
+                                        "' WORKERS=1 scripts/reproduction.sh study fashion-mnist 2>&1");
+    std::ifstream in(dir.file("calls.txt"));
+    std::stringstream calls;
+    calls << in.rdbuf();
+    return {calls.str(), run.text};
+}
+
+bool called(const StudyReplay& r, const std::string& run, const std::string& checkpoints) {
+    return r.calls.find("/" + run + " " + checkpoints + "\n") != std::string::npos;
+}
+}  // namespace
+
+TEST_CASE("reproduction.sh: committed runs are done; a lost hot start is regenerated only for its fine-tune", "[scripts]") {
+    SECTION("the regenerated model evaluates as committed: the fine-tune runs from it") {
+        cw_nn_test::ScratchDir dir;
+        const StudyReplay r = replay_study(dir, "{\"trained\": 1}", false);
+        INFO(r.output << "\ncalls:\n" << r.calls);
+        CHECK(called(r, "fashion-mnist/pgd_at/seed0", "last"));
+        CHECK_FALSE(called(r, "fashion-mnist/pgd_at/seed0", "last,best_robust"));
+        CHECK_FALSE(called(r, "fashion-mnist/natural/seed0", "last,best_robust"));
+        CHECK(called(r, "fashion-mnist/frl_rw/seed0", "last,best_robust"));
+        // Seeds with nothing committed train as before.
+        CHECK(called(r, "fashion-mnist/natural/seed1", "last,best_robust"));
+        CHECK(called(r, "fashion-mnist/pgd_at/seed4", "last,best_robust"));
+    }
+    SECTION("the fine-tune is committed too: nothing of seed 0 runs") {
+        cw_nn_test::ScratchDir dir;
+        const StudyReplay r = replay_study(dir, "{\"trained\": 1}", true);
+        INFO(r.output << "\ncalls:\n" << r.calls);
+        CHECK(r.calls.find("/seed0 ") == std::string::npos);
+        CHECK(called(r, "fashion-mnist/frl_rw/seed1", "last,best_robust"));
+    }
+    SECTION("the regenerated model differs from the record: the fine-tune refuses to start") {
+        cw_nn_test::ScratchDir dir;
+        const StudyReplay r = replay_study(dir, "{\"trained\": 2}", false);
+        INFO(r.output << "\ncalls:\n" << r.calls);
+        CHECK(called(r, "fashion-mnist/pgd_at/seed0", "last"));
+        CHECK_FALSE(called(r, "fashion-mnist/frl_rw/seed0", "last,best_robust"));
+        CHECK(r.output.find("MISMATCH") != std::string::npos);
+        CHECK(called(r, "fashion-mnist/frl_rw/seed1", "last,best_robust"));
+    }
+}
+
+// DEVICE=cuda runs the same study on one GPU: every training and AutoAttack command names the device, runs with TF32
+// off and deterministic algorithms (so the GPU predicts as the CPU does and a rerun is identical), and writes to its
+// own trees, never mixed with the CPU's. Seen failing with the device flag left out of the training command.
+TEST_CASE("reproduction.sh: DEVICE=cuda puts every command on the GPU, into its own trees", "[scripts]") {
+    const std::string root = cw_test::repo_root().string();
+    for (const std::string phase : {"study", "autoattack"}) {
+        const auto listed =
+            cw_test::run_shell("cd '" + root + "' && DEVICE=cuda scripts/reproduction.sh list " + phase + " 2>&1");
+        INFO(phase << "\n" << listed.text);
+        REQUIRE(listed.code == 0);
+        if (phase == "autoattack") {  // the list names the jobs; their commands are built when they run
+            CHECK(listed.text.find("fashion-mnist pgd_at seed0 autoattack\n") != std::string::npos);
+            continue;
+        }
+        std::istringstream lines(listed.text);
+        std::string command;
+        int commands = 0;
+        while (std::getline(lines, command)) {
+            ++commands;
+            CHECK(command.rfind("env CLASSWISE_TF32=0 CLASSWISE_DETERMINISTIC=1 ", 0) == 0);
+            CHECK(command.find(" --device cuda ") != std::string::npos);
+            CHECK(command.find(" --out runs/reproduction-gpu/") != std::string::npos);
+        }
+        CHECK(commands == 2 * (2 * 5 + 8 * 3));
+        // The first command (natural training, seed 0) parses, and asks for the GPU.
+        const auto parsed = cw_test::run_shell("cd '" + root + "' && " + listed.text.substr(0, listed.text.find('\n')) +
+                                               " --print-config 2>&1");
+        INFO(parsed.text);
+        REQUIRE(parsed.code == 0);
+        CHECK(parsed.text.rfind("device=\"cuda\"\n", 0) == 0);
+    }
+    const auto refused = cw_test::run_shell("cd '" + root + "' && DEVICE=gpu scripts/reproduction.sh list study 2>&1");
+    CHECK(refused.code == 2);
+    CHECK(refused.text == "scripts/reproduction.sh: DEVICE must be cpu or cuda, not 'gpu'\n");
+}
