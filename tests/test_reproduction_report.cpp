@@ -123,8 +123,8 @@ TEST_CASE("reproduction_report: a FAWA that accepted no epoch is named, not repo
 
 TEST_CASE("reproduction_report: AutoAttack's ranking of the classes and of the arms against PGD-20's", "[report]") {
     cw_nn_test::ScratchDir dir;
-    auto write_aa = [&](const std::string& arm, double cat, double dog) {
-        write(dir.path / "toyset" / arm / "seed0/autoattack/results.json",
+    auto write_aa = [&](const std::string& arm, double cat, double dog, int seed = 0) {
+        write(dir.path / "toyset" / arm / ("seed" + std::to_string(seed)) / "autoattack/results.json",
               "{\"classes\": [\"cat\", \"dog\"], \"evaluations\": [{\"name\": \"autoattack\", \"accuracy\": " +
                   std::to_string((cat + dog) / 2) + ", \"per_class_accuracy\": [" + std::to_string(cat) + ", " +
                   std::to_string(dog) + "]}]}\n");
@@ -138,9 +138,14 @@ TEST_CASE("reproduction_report: AutoAttack's ranking of the classes and of the a
     // AutoAttack overall / worst: pgd_at 25 / 5, trades 24 / 15, cfa_at 35 / 25.
     write_aa("pgd_at", 0.05, 0.45);
     write_aa("trades", 0.15, 0.33);
-    write_aa("cfa_at", 0.25, 0.45);
+    // CFA-AT is attacked at seed 2 (as when a machine lost seed 0's checkpoint), whose own PGD-20 ranks dog below
+    // cat (45 / 30; overall 37.5, worst 30, so the arms rank as they would at seed 0). Its ρ compares the model
+    // with itself: −1, where seed 0's PGD-20 (cat below dog) would give +1.
+    write_run(dir.path / "toyset/cfa_at/seed2", 0.45, 0.30, 0.4, 0.4);
+    write_aa("cfa_at", 0.25, 0.45, 2);
     text = page(dir.path);
-    CHECK(text.find("| pgd_at | 25.0 | 5.0 (cat) | 1.00 |") != std::string::npos);
+    CHECK(text.find("| pgd_at | 0 | 25.0 | 5.0 (cat) | 1.00 |") != std::string::npos);
+    CHECK(text.find("| cfa_at | 2 | 35.0 | 25.0 (cat) | -1.00 |") != std::string::npos);
     // Overall: PGD-20 ranks pgd_at 1, cfa_at 2, trades 3; AutoAttack trades 1, pgd_at 2, cfa_at 3: rank differences
     // 1, -2, 1, Σd² = 6, ρ = 1 − 6·6 / (3·(9 − 1)) = −0.5. Worst class: both rank pgd_at 1, trades 2, cfa_at 3: ρ = 1.
     CHECK(text.find("The ranking of the 3 arms under AutoAttack against PGD-20 (Spearman ρ): -0.50 by overall robust "
