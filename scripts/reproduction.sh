@@ -148,8 +148,8 @@ needed_as_hot_start() {  # dataset arm seed
     return 1
 }
 
-# Retrains a hot start with its own command (single-threaded training is deterministic, so the same seed gives the
-# same model), evaluating only its last checkpoint, and checks that evaluation against the committed one: the
+# Retrains a hot start with its own command (single-threaded training repeats exactly on the same CPU, so the same
+# seed gives the same model there), evaluating only its last checkpoint, and checks that evaluation against the committed one: the
 # fine-tune then starts from the model the committed record describes. A mismatch is reported, never collected.
 regenerate_hot_start() {  # dataset arm seed
     local ds=$1 a=$2 s=$3 dir="$out/$1/$2/seed$3" dst="$results/$1/$2/seed$3" cmd
@@ -191,11 +191,14 @@ run_one() {
         # unless a machine lost that seed's checkpoints: the page names the seed each arm was attacked at).
         local aa="$dir/autoattack"
         [ -s "$aa/results.json" ] && { echo "done already: $aa"; return 0; }
+        [ -s "$dst/autoattack/results.json" ] && { echo "done already (committed): $dst/autoattack"; return 0; }
         [ -s "$dir/last.safetensors" ] || { echo "no checkpoint: $dir/last.safetensors (train seed $s here first, or pick a seed this machine trained with AA_SEED)"; return 1; }
+        [ ! -e "$dir/MISMATCH" ] || { echo "FAILED: $dir/last.safetensors is not the model its committed results describe"; return 1; }
         local cmd="$convolutions $audit --weights $dir/last.safetensors --dataset $ds $(case $ds in gtsrb32) echo --classes top:17;; esac) --eps $(eps_of "$ds") --attacks clean,autoattack --n 1000 ${device_flag:+$device_flag }--out $aa"
         echo "$cmd"
         run_logged "$dir/autoattack.log" $cmd || return
-        collect "$dir" "$dst"
+        # Only the attack's record: the run's own files are the committed ones (a regenerated hot start has fewer).
+        mkdir -p "$dst/autoattack" && cp "$aa/results.json" "$dst/autoattack/"
         return 0
     fi
     if finished "$dir" "$a"; then collect "$dir" "$dst"; echo "done already: $dir"; return 0; fi

@@ -160,3 +160,46 @@ TEST_CASE("reproduction.sh: DEVICE=cuda puts every command on the GPU, into its 
     CHECK(refused.code == 2);
     CHECK(refused.text == "scripts/reproduction.sh: DEVICE must be cpu or cuda, not 'gpu'\n");
 }
+
+// The autoattack phase after a lost machine: an arm whose AutoAttack record is committed is not attacked again, and
+// an attack copies only its own record into the results, never the run folder's other files (a regenerated hot
+// start's folder holds a last-only evaluation that would replace the committed one). Seen failing with the committed
+// check removed (PGD-AT attacked again) and with the whole run folder collected (natural's eval_last replaced).
+TEST_CASE("reproduction.sh: the autoattack phase skips committed records and copies only its own", "[scripts]") {
+    namespace fs = std::filesystem;
+    cw_nn_test::ScratchDir dir;
+    const fs::path results = dir.path / "results" / "fashion-mnist", runs = dir.path / "runs" / "fashion-mnist";
+    for (const char* arm : {"pgd_at", "natural"}) {
+        fs::create_directories(results / arm / "seed0" / "eval_last");
+        std::ofstream(results / arm / "seed0" / "eval_last" / "results.json") << "committed\n";
+        fs::create_directories(runs / arm / "seed0" / "eval_last");
+        std::ofstream(runs / arm / "seed0" / "eval_last" / "results.json") << "regenerated\n";
+        std::ofstream(runs / arm / "seed0" / "last.safetensors") << "weights\n";
+    }
+    fs::create_directories(results / "pgd_at" / "seed0" / "autoattack");
+    std::ofstream(results / "pgd_at" / "seed0" / "autoattack" / "results.json") << "attacked before\n";
+    const std::string audit = dir.file("audit.sh");
+    std::ofstream(audit) << "#!/bin/bash\n"
+                            "while [ $# -gt 0 ]; do case $1 in --out) out=$2; shift;; esac; shift; done\n"
+                            "echo \"$out\" >> " << dir.file("calls.txt") << "\n"
+                            "mkdir -p $out && echo attacked > $out/results.json\n";
+    fs::permissions(audit, fs::perms::owner_all);
+    const auto run = cw_test::run_shell("cd '" + cw_test::repo_root().string() + "' && ARMS='pgd_at natural' OUT='" +
+                                        dir.file("runs") + "' RESULTS='" + dir.file("results") + "' AUDIT='" + audit +
+                                        "' WORKERS=1 scripts/reproduction.sh autoattack fashion-mnist 2>&1");
+    INFO(run.text);
+    REQUIRE(run.code == 0);
+    std::ifstream in(dir.file("calls.txt"));
+    std::stringstream calls;
+    calls << in.rdbuf();
+    CHECK(calls.str() == (runs / "natural" / "seed0" / "autoattack").string() + "\n");
+    const auto text = [](const fs::path& file) {
+        std::ifstream f(file);
+        std::stringstream s;
+        s << f.rdbuf();
+        return s.str();
+    };
+    CHECK(text(results / "natural" / "seed0" / "autoattack" / "results.json") == "attacked\n");
+    CHECK(text(results / "natural" / "seed0" / "eval_last" / "results.json") == "committed\n");
+    CHECK(text(results / "pgd_at" / "seed0" / "autoattack" / "results.json") == "attacked before\n");
+}
