@@ -13,8 +13,8 @@ dataset=${2:-fashion-mnist}
 out=${3:-gpu_study}
 [ -s "$bundle/bin.tar.xz" ] || { echo "tools/gpu_study.sh: $bundle/bin.tar.xz not found (make it with tools/gpu_bundle.sh)" >&2; exit 1; }
 mkdir -p "$out"
-bin=/tmp/classwise_gpu_bin
-mkdir -p "$bin" && tar -C "$bin" -xJf "$bundle/bin.tar.xz"
+bin=$(mktemp -d)
+tar -C "$bin" -xJf "$bundle/bin.tar.xz"
 # cuDNN comes from the CUDA toolkit where it is installed there, else from PyTorch's wheel (the lent machines have
 # one); cuBLAS from the toolkit.
 cudnn=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(nvidia.cudnn.__path__[0], "lib"))' 2>/dev/null || true)
