@@ -11,6 +11,7 @@
 
 #include "tests/test_nn_util.h"
 #include "tests/test_process.h"
+#include "util/atomic_file.h"
 
 TEST_CASE("reproduction.sh: every study command parses, with the protocol's epochs", "[scripts]") {
     cw_nn_test::ScratchDir dir;
@@ -83,10 +84,7 @@ StudyReplay replay_study(const cw_nn_test::ScratchDir& dir, const std::string& c
     const auto run = cw_test::run_shell("cd '" + cw_test::repo_root().string() + "' && ARMS='pgd_at natural frl_rw' OUT='" +
                                         dir.file("runs") + "' RESULTS='" + dir.file("results") + "' TRAIN='" + train +
                                         "' WORKERS=1 scripts/reproduction.sh study fashion-mnist 2>&1");
-    std::ifstream in(dir.file("calls.txt"));
-    std::stringstream calls;
-    calls << in.rdbuf();
-    return {calls.str(), run.text};
+    return {cw::util::read_file_text(dir.file("calls.txt")), run.text};
 }
 
 bool called(const StudyReplay& r, const std::string& run, const std::string& checkpoints) {
@@ -189,16 +187,8 @@ TEST_CASE("reproduction.sh: the autoattack phase skips committed records and cop
                                         "' WORKERS=1 scripts/reproduction.sh autoattack fashion-mnist 2>&1");
     INFO(run.text);
     REQUIRE(run.code == 0);
-    std::ifstream in(dir.file("calls.txt"));
-    std::stringstream calls;
-    calls << in.rdbuf();
-    CHECK(calls.str() == (runs / "natural" / "seed0" / "autoattack").string() + "\n");
-    const auto text = [](const fs::path& file) {
-        std::ifstream f(file);
-        std::stringstream s;
-        s << f.rdbuf();
-        return s.str();
-    };
+    CHECK(cw::util::read_file_text(dir.file("calls.txt")) == (runs / "natural" / "seed0" / "autoattack").string() + "\n");
+    const auto text = [](const fs::path& file) { return cw::util::read_file_text(file.string()); };
     CHECK(text(results / "natural" / "seed0" / "autoattack" / "results.json") == "attacked\n");
     CHECK(text(results / "natural" / "seed0" / "eval_last" / "results.json") == "committed\n");
     CHECK(text(results / "pgd_at" / "seed0" / "autoattack" / "results.json") == "attacked before\n");
