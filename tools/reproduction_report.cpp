@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -40,6 +41,11 @@ struct Run {
     // From selection.json, for runs that average with FAWA: how many epochs it accepted. FAWA averages only epochs
     // whose worst validation class reaches its threshold; none accepted means no averaged model (no ema_last).
     std::optional<int> fawa_accepted;
+    std::string cpu;  // the first line of cpu.txt: the processor that trained the run ("" where not recorded)
+    // A hot start retrained on another CPU after its machine was lost (scripts/reproduction.sh): seed<k>/hot_start/,
+    // the model the fine-tunes of this seed started from where it differs from the committed run.
+    std::shared_ptr<const Run> hot_start;
+    bool from_retrained_hot_start = false;  // a fine-tune that started from that model (its hot_start.txt)
 };
 using Arm = std::map<int, Run>;  // seed -> run
 
@@ -70,7 +76,39 @@ std::map<std::string, Eval> load_results(const fs::path& file, std::vector<std::
     return out;
 }
 
-// results/<dataset>/<arm>/seed<k>/eval_<checkpoint>/results.json and .../autoattack/results.json
+// One run's folder: eval_<checkpoint>/results.json, autoattack/results.json, selection.json, cpu.txt,
+// hot_start.txt and hot_start/ (a folder of the same kind).
+Run load_run(const fs::path& dir, std::vector<std::string>& classes) {
+    Run run;
+    for (const auto& eval_dir : fs::directory_iterator(dir)) {
+        const std::string e = eval_dir.path().filename().string();
+        const fs::path file = eval_dir.path() / "results.json";
+        if (!fs::is_regular_file(file)) continue;
+        if (e.rfind("eval_", 0) == 0) run.evals[e.substr(5)] = load_results(file, classes);
+        if (e == "autoattack") run.evals["autoattack"] = load_results(file, classes);
+    }
+    const fs::path selection = dir / "selection.json";
+    if (!run.evals.empty() && fs::is_regular_file(selection)) {
+        try {
+            const json j = json::parse(cw::util::read_file_text(selection.string()));
+            if (j.contains("fawa")) run.fawa_accepted = j["fawa"].at("accepted").get<int>();
+        } catch (const json::exception& e) {
+            throw std::runtime_error(selection.string() + ": not a selection.json (" + e.what() + ")");
+        }
+    }
+    if (fs::is_regular_file(dir / "cpu.txt")) {
+        std::istringstream text(cw::util::read_file_text((dir / "cpu.txt").string()));
+        std::getline(text, run.cpu);
+    }
+    run.from_retrained_hot_start = fs::is_regular_file(dir / "hot_start.txt");
+    if (fs::is_directory(dir / "hot_start")) {
+        Run hot = load_run(dir / "hot_start", classes);
+        if (!hot.evals.empty()) run.hot_start = std::make_shared<const Run>(std::move(hot));
+    }
+    return run;
+}
+
+// results/<dataset>/<arm>/seed<k>/, each a run folder (load_run)
 std::map<std::string, Arm> load_arms(const fs::path& dir, std::vector<std::string>& classes) {
     std::map<std::string, Arm> arms;
     if (!fs::is_directory(dir)) return arms;
@@ -79,25 +117,8 @@ std::map<std::string, Arm> load_arms(const fs::path& dir, std::vector<std::strin
         for (const auto& seed_dir : fs::directory_iterator(arm_dir.path())) {
             const std::string name = seed_dir.path().filename().string();
             if (name.rfind("seed", 0) != 0) continue;
-            const int seed = std::stoi(name.substr(4));
-            Run run;
-            for (const auto& eval_dir : fs::directory_iterator(seed_dir.path())) {
-                const std::string e = eval_dir.path().filename().string();
-                const fs::path file = eval_dir.path() / "results.json";
-                if (!fs::is_regular_file(file)) continue;
-                if (e.rfind("eval_", 0) == 0) run.evals[e.substr(5)] = load_results(file, classes);
-                if (e == "autoattack") run.evals["autoattack"] = load_results(file, classes);
-            }
-            const fs::path selection = seed_dir.path() / "selection.json";
-            if (!run.evals.empty() && fs::is_regular_file(selection)) {
-                try {
-                    const json j = json::parse(cw::util::read_file_text(selection.string()));
-                    if (j.contains("fawa")) run.fawa_accepted = j["fawa"].at("accepted").get<int>();
-                } catch (const json::exception& e) {
-                    throw std::runtime_error(selection.string() + ": not a selection.json (" + e.what() + ")");
-                }
-            }
-            if (!run.evals.empty()) arms[arm_dir.path().filename().string()][seed] = run;
+            Run run = load_run(seed_dir.path(), classes);
+            if (!run.evals.empty()) arms[arm_dir.path().filename().string()][std::stoi(name.substr(4))] = std::move(run);
         }
     }
     return arms;
@@ -182,32 +203,60 @@ const std::vector<ClaimSpec>& claims() {
     return list;
 }
 
+// The arm a fine-tune starts from (its hot start): PGD-AT for FRL, TRADES for FAAL; "" for the others.
+std::string hot_start_arm_of(const std::string& arm) {
+    if (arm.rfind("frl_", 0) == 0) return "pgd_at";
+    return arm == "faal" ? "trades" : "";
+}
+
+// The base run a seed of the arm is compared with. A fine-tune that started from a retrained hot start is compared
+// with that model, not with the committed run of its seed (another CPU's model); two runs of which only one started
+// from it are not a pair (nullptr).
+const Run* partner(const std::string& arm_name, const Run& run, const std::string& base_name, const Run& base, int seed) {
+    if (hot_start_arm_of(arm_name) == base_name) {
+        if (!run.from_retrained_hot_start) return &base;
+        if (!base.hot_start)
+            throw std::runtime_error(arm_name + " seed " + std::to_string(seed) + " started from a retrained hot start "
+                                     "(hot_start.txt) but " + base_name + "/seed" + std::to_string(seed) +
+                                     "/hot_start/ has no evaluation");
+        return base.hot_start.get();
+    }
+    return run.from_retrained_hot_start == base.from_retrained_hot_start ? &base : nullptr;
+}
+
 // The metric of every seed both arms have, as (arm, base) pairs; seeds where either value is missing are left out.
-std::vector<std::pair<double, double>> paired_values(const Arm& arm, const std::string& arm_ckpt, const Arm& base,
-                                                     const std::string& base_ckpt, const std::string& name) {
+std::vector<std::pair<double, double>> paired_values(const std::string& arm_name, const Arm& arm,
+                                                     const std::string& arm_ckpt, const std::string& base_name,
+                                                     const Arm& base, const std::string& base_ckpt,
+                                                     const std::string& name) {
     std::vector<std::pair<double, double>> pairs;
     for (const auto& [seed, run] : arm) {
         auto b = base.find(seed);
         if (b == base.end()) continue;
-        const double x = metric(run, arm_ckpt, name), y = metric(b->second, base_ckpt, name);
+        const Run* other = partner(arm_name, run, base_name, b->second, seed);
+        if (!other) continue;
+        const double x = metric(run, arm_ckpt, name), y = metric(*other, base_ckpt, name);
         if (!std::isnan(x) && !std::isnan(y)) pairs.emplace_back(x, y);
     }
     return pairs;
 }
 
-std::vector<double> differences(const Arm& arm, const std::string& arm_ckpt, const Arm& base,
-                                const std::string& base_ckpt, const std::string& name) {
+// A claim's paired values over seeds: its arm's metric against its base's (partner).
+std::vector<std::pair<double, double>> claim_pairs(const ClaimSpec& c, const Arm& arm, const Arm& base) {
+    return paired_values(c.arm, arm, c.arm_checkpoint, c.base, base, c.base_checkpoint, c.metric);
+}
+
+std::vector<double> differences(const ClaimSpec& c, const Arm& arm, const Arm& base) {
     std::vector<double> d;
-    for (const auto& [x, y] : paired_values(arm, arm_ckpt, base, base_ckpt, name)) d.push_back(x - y);
+    for (const auto& [x, y] : claim_pairs(c, arm, base)) d.push_back(x - y);
     return d;
 }
 
 // Whether a worst-class metric is 0 in every paired run of both arms: the floor of the scale (GTSRB-17's
 // speed-limit signs), where "no lift" says nothing about a method beyond that it could not lift a class from 0.
-bool both_at_zero(const Arm& arm, const std::string& arm_ckpt, const Arm& base, const std::string& base_ckpt,
-                  const std::string& name) {
-    if (name.find("worst") == std::string::npos) return false;
-    const auto pairs = paired_values(arm, arm_ckpt, base, base_ckpt, name);
+bool both_at_zero(const ClaimSpec& c, const Arm& arm, const Arm& base) {
+    if (c.metric.find("worst") == std::string::npos) return false;
+    const auto pairs = claim_pairs(c, arm, base);
     for (const auto& [x, y] : pairs)
         if (x != 0.0 || y != 0.0) return false;
     return !pairs.empty();
@@ -314,7 +363,7 @@ void dataset_section(std::ostream& md, const fs::path& results, const std::strin
           "averaged model, ema_last)\n\n"
           "| arm | seeds | checkpoint | clean | clean worst | PGD-20 | PGD-20 worst | PGD-20 spread | boundary error worst |\n"
           "|---|---|---|---|---|---|---|---|---|\n";
-    for (const auto& [name, arm] : arms) {
+    auto rows = [&](const std::string& label, const Arm& arm) {
         for (const std::string ckpt : {"last", "ema_last"}) {
             std::map<std::string, std::vector<double>> cols;
             for (const auto& [seed, run] : arm)
@@ -323,11 +372,19 @@ void dataset_section(std::ostream& md, const fs::path& results, const std::strin
                     if (!std::isnan(v)) cols[m].push_back(v);
                 }
             if (cols.empty()) continue;
-            md << "| " << name << " | " << seeds_of(arm) << " | " << ckpt << " | " << mean_sd(cols["clean"]) << " | "
+            md << "| " << label << " | " << seeds_of(arm) << " | " << ckpt << " | " << mean_sd(cols["clean"]) << " | "
                << mean_sd(cols["clean worst"]) << " | " << mean_sd(cols["PGD-20"]) << " | "
                << mean_sd(cols["PGD-20 worst"]) << " | " << mean_sd(cols["PGD-20 spread"]) << " | "
                << mean_sd(cols["boundary worst"]) << " |\n";
         }
+    };
+    // The retrained hot starts (scripts/reproduction.sh), each the model its seed's fine-tunes started from.
+    std::map<std::string, Arm> retrained;
+    for (const auto& [name, arm] : arms) {
+        rows(name, arm);
+        for (const auto& [seed, run] : arm)
+            if (run.hot_start) retrained[name][seed] = *run.hot_start;
+        if (retrained.count(name)) rows(name + " (retrained hot start)", retrained[name]);
     }
 
     for (const auto& [name, arm] : arms)
@@ -343,7 +400,7 @@ void dataset_section(std::ostream& md, const fs::path& results, const std::strin
         auto a = arms.find(c.arm), b = arms.find(c.base);
         std::string effect = "not run yet", verdict = "—";
         if (a != arms.end() && b != arms.end()) {
-            const auto d = differences(a->second, c.arm_checkpoint, b->second, c.base_checkpoint, c.metric);
+            const auto d = differences(c, a->second, b->second);
             const auto e = cw::report::paired_effect(d);
             // Seeds left without an averaged model by FAWA, on either side: they cannot enter the comparison.
             std::string no_average;
@@ -363,7 +420,7 @@ void dataset_section(std::ostream& md, const fs::path& results, const std::strin
                 const Verdict v = c.floor ? cw::report::judge_at_least(e, *c.floor)
                                           : cw::report::judge(e, {c.direction, c.paper_size});
                 verdict = "**" + cw::report::verdict_name(v) + "**";
-                if (both_at_zero(a->second, c.arm_checkpoint, b->second, c.base_checkpoint, c.metric)) {
+                if (both_at_zero(c, a->second, b->second)) {
                     verdict += " (the worst class is at 0% in every run of both arms: the floor this scale leaves, "
                                "no room to show a lift)";
                 } else if (v == Verdict::undecided && e.n < 2) {
@@ -379,6 +436,22 @@ void dataset_section(std::ostream& md, const fs::path& results, const std::strin
            << " (" << c.base_checkpoint << ") | " << c.metric << (c.floor ? " ≥ " + fixed(*c.floor, 0) : "") << " | "
            << effect << " | " << c.paper_value << " | " << verdict << " |\n";
     }
+
+    for (const auto& [name, arm] : retrained)
+        for (const auto& [seed, run] : arm) {
+            std::string tunes;
+            for (const auto& [tune, tune_arm] : arms)
+                if (hot_start_arm_of(tune) == name && tune_arm.count(seed) && tune_arm.at(seed).from_retrained_hot_start)
+                    tunes += (tunes.empty() ? "" : ", ") + tune;
+            md << "\n" << name << " seed " << seed << " was retrained" << (run.cpu.empty() ? "" : " on " + run.cpu)
+               << " after the machine that trained it was lost, and evaluates differently from its committed record "
+                  "(another CPU's float rounding): "
+               << (tunes.empty() ? "no fine-tune started from it yet" : tunes + " seed " + std::to_string(seed) +
+                                                                            " started from it and " +
+                                                                            (tunes.find(',') == std::string::npos ? "is" : "are") +
+                                                                            " compared with it, not with the committed run")
+               << "; every other claim uses the committed run.\n";
+        }
 
     // Benz et al.: the weakest classes are the same across seeds and methods. Every run's per-class PGD-20 accuracy
     // (last checkpoint) against the mean ranking of the PGD-AT seeds.
