@@ -133,7 +133,8 @@ run_logged() {  # log command...
     shift
     CLASSWISE_THREADS=1 "$@" --resume >> "$log" 2>&1 || rc=$?
     if [ "$rc" = 130 ] || [ "$rc" = 143 ]; then echo "stopped (state saved): $*"; return 2; fi
-    [ "$rc" = 0 ] || { echo "FAILED: $* (see $log)"; return 1; }
+    # A failed run says so in its folder, so that a fine-tune waiting for it (wait_for_hot_start) gives up.
+    [ "$rc" = 0 ] || { echo "FAILED: $* (see $log)"; touch "$(dirname "$log")/FAILED"; return 1; }
 }
 
 # A hot start (PGD-AT for FRL, TRADES for FAAL) whose checkpoint was lost with a machine is needed again when a
@@ -193,8 +194,14 @@ record_cpu() {  # run folder
     } > "$1/cpu.txt"
 }
 
+# Returns 1 when the hot start failed, 2 when the study was stopped meanwhile (a worker stopped by a signal), so a
+# waiting worker never outlives the study.
 wait_for_hot_start() {  # the hot start's run folder
-    while [ ! -s "$1/eval_last/results.json" ] || [ -e "$1/REGENERATING" ]; do sleep 30; done
+    while [ ! -s "$1/eval_last/results.json" ] || [ -e "$1/REGENERATING" ]; do
+        [ ! -e "$1/FAILED" ] || { echo "FAILED: its hot start failed: $1 (see $1/log.txt)"; return 1; }
+        [ ! -e "$stopped" ] || return 2
+        sleep 5
+    done
 }
 
 run_one() {
@@ -223,7 +230,7 @@ run_one() {
     fi
     local hot=""
     case $a in frl_*) hot="$out/$ds/pgd_at/seed$s" ;; faal) hot="$out/$ds/trades/seed$s" ;; esac
-    [ -z "$hot" ] || wait_for_hot_start "$hot"
+    [ -z "$hot" ] || wait_for_hot_start "$hot" || return
     mkdir -p "$dir"
     record_cpu "$dir"
     # A fine-tune of a retrained hot start says so in its record: the page pairs it with that model, not the committed one.
@@ -246,15 +253,20 @@ fi
 # come last), so a fine-tune seldom waits.
 mkdir -p "$out"
 queue="$out/queue-$phase.txt"
+stopped="$out/stopped-$phase"  # a worker was stopped by a signal: the others stop too
+rm -f "$stopped"
+find "$out" -name FAILED -delete  # a rerun tries every failed job again
 jobs | awk '{print $3, ($2 ~ /^(pgd_at|trades)$/ ? 0 : $2 ~ /^(frl_|faal)/ ? 2 : 1), $0}' | sort -s -k1,1n -k2,2n | cut -d' ' -f3- > "$queue"
 worker() {
     local job
     while true; do
+        [ ! -e "$stopped" ] || return 0
         job=$(flock "$queue" bash -c 'head -1 "$0"; sed -i 1d "$0"' "$queue")
         [ -n "$job" ] || return 0
         local rc=0
         run_one $job || rc=$?
-        if [ "$rc" = 2 ]; then return 0; fi   # stopped by a signal: a rerun rebuilds the queue and resumes this job
+        # Stopped by a signal: a rerun rebuilds the queue and resumes this job.
+        if [ "$rc" = 2 ]; then touch "$stopped"; return 0; fi
     done
 }
 for w in $(seq "$workers"); do worker & done

@@ -212,3 +212,36 @@ TEST_CASE("reproduction.sh: the autoattack phase skips committed records and cop
     CHECK_FALSE(fs::exists(results / "trades" / "seed0" / "autoattack"));
     CHECK(run.text.find("is a retrained hot start") != std::string::npos);
 }
+
+// A fine-tune waiting for its hot start never outlives the study: it gives up when the hot start fails, and its
+// worker stops when another worker was stopped by a signal (the hot start's process killed with SIGTERM). A stand-in
+// `train` fails (exit 1) or is stopped (exit 143, as train exits on SIGTERM) on PGD-AT seed 0 and records every call.
+// Seen failing (the script still waiting at the timeout) with the FAILED check and with the stop check removed from
+// wait_for_hot_start.
+TEST_CASE("reproduction.sh: a fine-tune stops waiting when its hot start fails or the study is stopped", "[scripts]") {
+    for (const int code : {1, 143}) {
+        cw_nn_test::ScratchDir dir;
+        const std::string train = dir.file("train.sh");
+        std::ofstream(train) << "#!/bin/bash\n"
+                                "while [ $# -gt 0 ]; do case $1 in --out) out=$2; shift;; --final-checkpoints) c=$2; shift;; "
+                                "esac; shift; done\n"
+                                "echo \"$out\" >> " << dir.file("calls.txt") << "\n"
+                                "case $out in */pgd_at/seed0) sleep 1; exit " << code << ";; esac\n"
+                                "for k in ${c//,/ }; do mkdir -p $out/eval_$k; echo '{}' > $out/eval_$k/results.json; done\n"
+                                "touch $out/last.safetensors\n";
+        std::filesystem::permissions(train, std::filesystem::perms::owner_all);
+        const auto run = cw_test::run_shell("cd '" + cw_test::repo_root().string() + "' && timeout 60 env ARMS='pgd_at frl_rw' OUT='" +
+                                            dir.file("runs") + "' RESULTS='" + dir.file("results") + "' TRAIN='" + train +
+                                            "' WORKERS=2 scripts/reproduction.sh study fashion-mnist 2>&1");
+        INFO("train exits " << code << "\n" << run.text);
+        CHECK(run.code == 0);  // not 124: the script ended by itself
+        const std::string calls = cw::util::read_file_text(dir.file("calls.txt"));
+        CHECK(calls.find("/frl_rw/seed0") == std::string::npos);
+        if (code == 1) {
+            CHECK(run.text.find("FAILED: its hot start failed") != std::string::npos);
+            CHECK(calls.find("/frl_rw/seed1") != std::string::npos);  // the study goes on with the other seeds
+        } else {
+            CHECK(calls.find("/seed1") == std::string::npos);  // stopped: nothing after the stop starts
+        }
+    }
+}
