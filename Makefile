@@ -57,7 +57,17 @@ TEST_BIN := $(BUILD)/tests/classwise_tests
 # the time (11.7 s -> 6.8 s for test_safetensors.cpp), which a 2-core CI machine feels over 84 files.
 # `make TEST_OPT=` compiles them with CXXFLAGS alone.
 TEST_OPT ?= -O1
-$(TEST_OBJS): CXXFLAGS += $(TEST_OPT)
+$(TEST_OBJS): private CXXFLAGS += $(TEST_OPT)
+# Catch2 and nlohmann::json precompiled for the test files (tests/catch_pch.h says why), built with their flags;
+# GCC uses build/tests/pch/catch_pch.h.gch in place of the header that -include names beside it.
+TEST_PCH := $(BUILD)/tests/pch/catch_pch.h
+TEST_PCH_OBJS := $(filter-out $(BUILD)/tests/main.o,$(TEST_OBJS))
+$(TEST_PCH).gch: tests/catch_pch.h
+	@mkdir -p $(dir $@)
+	cp $< $(TEST_PCH)
+	$(CXX) $(CXXFLAGS) $(TEST_OPT) -x c++-header $(TEST_PCH) -o $@
+$(TEST_PCH_OBJS): $(TEST_PCH).gch
+$(TEST_PCH_OBJS): private CXXFLAGS += -include $(TEST_PCH) -Winvalid-pch
 
 # The orchestration layers (flags, jobs, studies, protocols, reports, the methods' flag families, and the binaries'
 # main files) spend their run time in the library's engine, attacks and trainer, not in their own code, and are
@@ -131,15 +141,17 @@ $(BUILD)/fuzz/%: fuzz/%.cpp $(LIB_SRCS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CXX) $(FUZZ_FLAGS) $< $$(sed -n 's#^// fuzz-sources: ##p' $<) -lz -o $@
 
-fuzz: $(FUZZ_BINS)
-	@for f in $(FUZZ_BINS); do \
-	  name=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus-$$name; \
+# One rule per target, so that `make -j2 fuzz` fuzzes two readers at a time (CI does).
+FUZZ_RUNS := $(FUZZ_BINS:$(BUILD)/fuzz/%=fuzz-run-%)
+.SECONDARY: $(FUZZ_BINS)
+fuzz: $(FUZZ_RUNS)
+fuzz-run-%: $(BUILD)/fuzz/%
+	@name=$*; mkdir -p $(BUILD)/fuzz/corpus-$$name; \
 	  seeds=""; [ -d fuzz/seeds/$$name ] && seeds=fuzz/seeds/$$name; \
-	  echo "== $$name for $(FUZZ_SECONDS) s"; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 \
+	  $< -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 \
 	      $(BUILD)/fuzz/corpus-$$name $$seeds > $(BUILD)/fuzz/$$name.log 2>&1 \
-	      || { tail -n 40 $(BUILD)/fuzz/$$name.log; exit 1; }; tail -n 2 $(BUILD)/fuzz/$$name.log; \
-	done
+	      || { echo "== $$name failed:"; tail -n 40 $(BUILD)/fuzz/$$name.log; exit 1; }; \
+	  echo "== $$name for $(FUZZ_SECONDS) s: $$(tail -n 1 $(BUILD)/fuzz/$$name.log)"
 
 # Official archives from the official sites, checksums verified (needs internet): make data DATASET=cifar10
 DATASET ?= all

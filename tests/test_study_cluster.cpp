@@ -132,7 +132,7 @@ TEST_CASE("study cluster: GNU parallel level by level gives the single process's
 TEST_CASE("study cluster: seeds; a job killed by SIGTERM or SIGKILL continues to the uninterrupted numbers",
           "[study][cluster]") {
     const fs::path one = fresh_dir("cw_cluster_seeds_one"), jobs = fresh_dir("cw_cluster_seeds_jobs");
-    const std::string seeds = " --seeds 0,1 --arms natural,pgd_at --epochs 30";
+    const std::string seeds = " --seeds 0,1 --arms natural,pgd_at --epochs 12";
     REQUIRE(run(fairtat("--out " + one.string() + seeds)) == 0);
     const std::string md = read_text(one / "summary.md");
     CHECK(md.find("Mean ± std over seeds") != std::string::npos);
@@ -145,7 +145,7 @@ TEST_CASE("study cluster: seeds; a job killed by SIGTERM or SIGKILL continues to
         REQUIRE(run(fairtat("--out " + jobs.string() + seeds + " --job " + id)) == 0);
     {   // SIGTERM in training: state saved, 143, the lock released
         Spawned p(fairtat("--out " + jobs.string() + seeds + " --job pgd_at/seed0"));
-        REQUIRE(p.wait_for("epoch 3/30", 300));
+        REQUIRE(p.wait_for("epoch 3/12", 300));
         kill(p.pid, SIGTERM);
         REQUIRE(p.finish() == 143);
         CHECK(fs::exists(jobs / "pgd_at/seed0/state.safetensors"));
@@ -153,7 +153,7 @@ TEST_CASE("study cluster: seeds; a job killed by SIGTERM or SIGKILL continues to
     }
     {   // SIGKILL later on: the lock stays behind, stale; the job restarts from its last saved state
         Spawned p(fairtat("--out " + jobs.string() + seeds + " --job pgd_at/seed0"));
-        REQUIRE(p.wait_for("epoch 8/30", 300));
+        REQUIRE(p.wait_for("epoch 8/12", 300));
         kill(p.pid, SIGKILL);
         REQUIRE(p.finish() == 128 + SIGKILL);
         CHECK(fs::exists(jobs / "pgd_at/seed0/.lock"));

@@ -105,12 +105,12 @@ TEST_CASE("study signals: SIGTERM during the probe stops the study before any ar
 TEST_CASE("study signals: SIGTERM in training and SIGINT in the final evaluation save and resume bit for bit",
           "[study][signals]") {
     const fs::path ref = fresh_dir("cw_study_sig_ref"), dir = fresh_dir("cw_study_sig");
-    const std::string extra = " --epochs 40 --eval-batch-size 5";
+    const std::string extra = " --epochs 12 --eval-batch-size 5";
     reference_run(ref, extra);
 
     {   // training: the first arm is at its third epoch
         Spawned p(quickstart(kTiny + kLenet + extra + " --out " + dir.string()));
-        REQUIRE(p.wait_for("epoch 3/40", 120));
+        REQUIRE(p.wait_for("epoch 3/12", 120));
         kill(p.pid, SIGTERM);
         const int code = p.finish();
         INFO(p.text);
