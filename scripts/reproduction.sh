@@ -200,7 +200,7 @@ wait_for_hot_start() {  # the hot start's run folder
     while [ ! -s "$1/eval_last/results.json" ] || [ -e "$1/REGENERATING" ]; do
         [ ! -e "$1/FAILED" ] || { echo "FAILED: its hot start failed: $1 (see $1/log.txt)"; return 1; }
         [ ! -e "$stopped" ] || return 2
-        sleep 5
+        sleep 1
     done
 }
 
