@@ -109,8 +109,9 @@ $(TEST_BIN): $(TEST_OBJS) $(LIB) $(CUDA_PLUGIN) | $(EXP_BINS) $(TOOL_BINS)
 	$(CXX) $(CXXFLAGS) $(TEST_OBJS) $(LIB) $(LDLIBS) -o $@
 
 # Catch2's own summary plus a plain "N passed, N failed, N skipped" line (tests/main.cpp prints it).
+# With no TEST_ARGS, two processes side by side (tests/run_shards.sh says why; TEST_SHARDS=1 for one).
 test: $(TEST_BIN)
-	$(TEST_BIN) $(TEST_ARGS)
+	$(if $(TEST_ARGS),$(TEST_BIN) $(TEST_ARGS),tests/run_shards.sh $(TEST_BIN))
 
 # bench_engine's rows (small CNN, PreAct ResNet-18, WRN-28-10; WRN-28-10 alone takes minutes) go to
 # build/bench/engine.txt, and tools/bench_pytorch_cpu.py runs the same workloads in PyTorch (fp32 and bf16
