@@ -174,7 +174,7 @@ regenerate_hot_start() {  # dataset arm seed
         rm -f "$dir/RETRAINED"
         echo "regenerated $dir: its evaluation equals the committed one"
     else
-        echo "retrained hot start: $a seed $s, retrained on $(head -1 "$dir/cpu.txt"), evaluates differently from its committed record (trained on another CPU); its fine-tunes start from it and are compared with it ($dst/hot_start)" | tee "$dir/RETRAINED"
+        echo "retrained hot start: $a seed $s, retrained on $(head -1 "$dir/cpu.txt"), evaluates differently from its committed record (trained on another CPU); its fine-tunes start from it and are compared with it ($ds/$a/seed$s/hot_start in the results)" | tee "$dir/RETRAINED"
         rm -rf "$dst/hot_start"
         collect "$dir" "$dst/hot_start"
     fi

@@ -129,7 +129,11 @@ TEST_CASE("reproduction.sh: committed runs are done; a lost hot start is regener
         // The committed PGD-AT seed stays as it was; the retrained model is recorded beside it.
         CHECK(text(results / "pgd_at" / "seed0" / "eval_last" / "results.json") == "{\"trained\": 2}\n");
         CHECK(text(results / "pgd_at" / "seed0" / "hot_start" / "eval_last" / "results.json") == "{\"trained\": 1}\n");
-        CHECK(text(results / "frl_rw" / "seed0" / "hot_start.txt").find("retrained hot start: pgd_at seed 0") == 0);
+        const std::string note = text(results / "frl_rw" / "seed0" / "hot_start.txt");
+        CHECK(note.find("retrained hot start: pgd_at seed 0") == 0);
+        // It is committed: it names the record inside the results tree, never a path of the machine.
+        CHECK(note.find("(fashion-mnist/pgd_at/seed0/hot_start in the results)") != std::string::npos);
+        CHECK(note.find(dir.path.string()) == std::string::npos);
         // Seed 1's hot start was trained by this study itself: its fine-tune pairs with the committed run.
         CHECK(called(r, "fashion-mnist/frl_rw/seed1", "last,best_robust"));
         CHECK_FALSE(fs::exists(results / "frl_rw" / "seed1" / "hot_start.txt"));
