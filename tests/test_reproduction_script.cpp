@@ -58,6 +58,22 @@ TEST_CASE("reproduction.sh: every study command parses, with the protocol's epoc
 // retrained), with the hot start regenerated although its fine-tune was committed, with the retrained model's record
 // written over the committed one, and with the fine-tune's hot_start.txt left out.
 namespace {
+// A stand-in `train`: records each call ("<out> <final checkpoints>" in calls.txt), runs `early` (a line of bash that
+// may exit before training, e.g. on one run folder), then writes one results.json per final checkpoint and a
+// checkpoint. Returns its path.
+std::string write_stand_in_train(const cw_nn_test::ScratchDir& dir, const std::string& early = "") {
+    const std::string train = dir.file("train.sh");
+    std::ofstream(train) << "#!/bin/bash\n"
+                            "while [ $# -gt 0 ]; do case $1 in --out) out=$2; shift;; --final-checkpoints) c=$2; shift;; "
+                            "esac; shift; done\n"
+                            "echo \"$out $c\" >> " << dir.file("calls.txt") << "\n"
+                         << early << "\n"
+                            "for k in ${c//,/ }; do mkdir -p $out/eval_$k; echo '{\"trained\": 1}' > $out/eval_$k/results.json; done\n"
+                            "touch $out/last.safetensors\n";
+    std::filesystem::permissions(train, std::filesystem::perms::owner_all);
+    return train;
+}
+
 struct StudyReplay {
     std::string calls, output;
 };
@@ -74,14 +90,7 @@ StudyReplay replay_study(const cw_nn_test::ScratchDir& dir, const std::string& c
     commit("pgd_at", committed_pgd_at);
     commit("natural", "{\"natural\": 0}");
     if (frl_committed) commit("frl_rw", "{\"frl\": 0}");
-    const std::string train = dir.file("train.sh");
-    std::ofstream(train) << "#!/bin/bash\n"
-                            "while [ $# -gt 0 ]; do case $1 in --out) out=$2; shift;; --final-checkpoints) c=$2; shift;; "
-                            "esac; shift; done\n"
-                            "echo \"$out $c\" >> " << dir.file("calls.txt") << "\n"
-                            "for k in ${c//,/ }; do mkdir -p $out/eval_$k; echo '{\"trained\": 1}' > $out/eval_$k/results.json; done\n"
-                            "touch $out/last.safetensors\n";
-    fs::permissions(train, fs::perms::owner_all);
+    const std::string train = write_stand_in_train(dir);
     const auto run = cw_test::run_shell("cd '" + cw_test::repo_root().string() + "' && ARMS='pgd_at natural frl_rw' OUT='" +
                                         dir.file("runs") + "' RESULTS='" + dir.file("results") + "' TRAIN='" + train +
                                         "' WORKERS=1 scripts/reproduction.sh study fashion-mnist 2>&1");
@@ -225,15 +234,8 @@ TEST_CASE("reproduction.sh: the autoattack phase skips committed records and cop
 TEST_CASE("reproduction.sh: a fine-tune stops waiting when its hot start fails or the study is stopped", "[scripts]") {
     for (const int code : {1, 143}) {
         cw_nn_test::ScratchDir dir;
-        const std::string train = dir.file("train.sh");
-        std::ofstream(train) << "#!/bin/bash\n"
-                                "while [ $# -gt 0 ]; do case $1 in --out) out=$2; shift;; --final-checkpoints) c=$2; shift;; "
-                                "esac; shift; done\n"
-                                "echo \"$out\" >> " << dir.file("calls.txt") << "\n"
-                                "case $out in */pgd_at/seed0) sleep 1; exit " << code << ";; esac\n"
-                                "for k in ${c//,/ }; do mkdir -p $out/eval_$k; echo '{}' > $out/eval_$k/results.json; done\n"
-                                "touch $out/last.safetensors\n";
-        std::filesystem::permissions(train, std::filesystem::perms::owner_all);
+        const std::string train =
+            write_stand_in_train(dir, "case $out in */pgd_at/seed0) sleep 1; exit " + std::to_string(code) + ";; esac");
         const auto run = cw_test::run_shell("cd '" + cw_test::repo_root().string() + "' && timeout 60 env ARMS='pgd_at frl_rw' OUT='" +
                                             dir.file("runs") + "' RESULTS='" + dir.file("results") + "' TRAIN='" + train +
                                             "' WORKERS=2 scripts/reproduction.sh study fashion-mnist 2>&1");

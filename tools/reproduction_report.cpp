@@ -224,26 +224,19 @@ const Run* partner(const std::string& arm_name, const Run& run, const std::strin
     return run.from_retrained_hot_start == base.from_retrained_hot_start ? &base : nullptr;
 }
 
-// The metric of every seed both arms have, as (arm, base) pairs; seeds where either value is missing are left out.
-std::vector<std::pair<double, double>> paired_values(const std::string& arm_name, const Arm& arm,
-                                                     const std::string& arm_ckpt, const std::string& base_name,
-                                                     const Arm& base, const std::string& base_ckpt,
-                                                     const std::string& name) {
+// A claim's paired values over seeds: its arm's metric against its base's (partner); seeds where either value is
+// missing are left out.
+std::vector<std::pair<double, double>> claim_pairs(const ClaimSpec& c, const Arm& arm, const Arm& base) {
     std::vector<std::pair<double, double>> pairs;
     for (const auto& [seed, run] : arm) {
         auto b = base.find(seed);
         if (b == base.end()) continue;
-        const Run* other = partner(arm_name, run, base_name, b->second, seed);
+        const Run* other = partner(c.arm, run, c.base, b->second, seed);
         if (!other) continue;
-        const double x = metric(run, arm_ckpt, name), y = metric(*other, base_ckpt, name);
+        const double x = metric(run, c.arm_checkpoint, c.metric), y = metric(*other, c.base_checkpoint, c.metric);
         if (!std::isnan(x) && !std::isnan(y)) pairs.emplace_back(x, y);
     }
     return pairs;
-}
-
-// A claim's paired values over seeds: its arm's metric against its base's (partner).
-std::vector<std::pair<double, double>> claim_pairs(const ClaimSpec& c, const Arm& arm, const Arm& base) {
-    return paired_values(c.arm, arm, c.arm_checkpoint, c.base, base, c.base_checkpoint, c.metric);
 }
 
 std::vector<double> differences(const ClaimSpec& c, const Arm& arm, const Arm& base) {
