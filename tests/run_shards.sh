@@ -14,8 +14,8 @@ case $shards in 1|2) ;; *) echo "tests/run_shards.sh: TEST_SHARDS must be 1 or 2
 # Seconds each of the slowest files took (two Zen 3 cores, 2026-11-27): the split balances them; every other file
 # counts as one second. A file missing here only makes the split less even.
 declare -A weight=(
-    [test_experiment_fairtat]=70 [test_study_cluster]=50 [test_study_signals]=47 [test_study_slurm]=47
-    [test_train_job]=37 [test_attacks_strength]=27 [test_walkthrough_doc]=21 [test_benz_grid_runs]=19
+    [test_study_cluster]=50 [test_study_slurm]=47 [test_study_signals]=26 [test_attacks_strength]=27
+    [test_walkthrough_doc]=21 [test_benz_grid_runs]=19 [test_train_job]=13 [test_experiment_fairtat]=8
     [test_benz_features_slurm]=14 [test_nn_models]=13 [test_experiments_frl]=13 [test_study]=13
     [test_reproduction_script]=8 [test_benz_features_binary]=9 [test_evaluator_audit]=9 [test_attack_kernels]=8
     [test_experiments_cfp]=8 [test_benz_features_jobs]=8 [test_attacks_bounds]=7 [test_experiments_xu]=7

@@ -74,6 +74,6 @@ TEST_CASE("cli: --quick fills the preset, a flag given explicitly wins", "[cli]"
     INFO(o.text);
     CHECK(o.code == 0);
     CHECK(o.text.find("epochs=2") != std::string::npos);      // given
-    CHECK(o.text.find("train-n=4000") != std::string::npos);  // from the preset
+    CHECK(o.text.find("train-n=2000") != std::string::npos);  // from the preset
     CHECK(o.text.find("out=\"runs/quickstart_quick\"") != std::string::npos);
 }

@@ -37,7 +37,7 @@ TEST_CASE("cifar10_fairtat: Table 1's protocol on synthetic data", "[experiments
     cw_nn_test::ScratchDir dir;
     const fs::path out = dir.path / "t1";
     const Output o = run_experiment("cifar10_fairtat",
-                         "--quick --dataset synthetic --train-n 100 --val-split first:2 --eval-n 20 --epoch-eval-n 10"
+                         "--quick --arch lenet5 --dataset synthetic --train-n 100 --val-split first:2 --eval-n 20 --epoch-eval-n 10"
                          " --epochs 2 --batch-size 50 --attack-steps 2 --eval-steps 2 --ema-start 0 --device cpu"
                          " --arms pgd_at,pgd_at_ema,cfa_at,frl,fair_tat --out " + out.string());
     INFO(o.text);
@@ -62,7 +62,7 @@ TEST_CASE("cifar10_fairtat: --arms faal fine-tunes the trades arm for 2 epochs (
     cw_nn_test::ScratchDir dir;
     const fs::path out = dir.path / "faal";
     const Output o = run_experiment("cifar10_fairtat",
-                         "--quick --dataset synthetic --train-n 100 --val-split first:2 --eval-n 20 --epoch-eval-n 10"
+                         "--quick --arch lenet5 --dataset synthetic --train-n 100 --val-split first:2 --eval-n 20 --epoch-eval-n 10"
                          " --epochs 1 --batch-size 50 --attack-steps 2 --eval-steps 2 --device cpu --arms trades,faal"
                          " --out " +
                          out.string());
@@ -98,7 +98,7 @@ TEST_CASE("cifar10_fairtat: the CIFAR-100 path on a fixture in the official bina
     cw_fixtures::write_file((data / "cifar-100-binary/test.bin").string(), records(1, 1000));
     const fs::path out = dir.path / "c100";
     const Output o = run_experiment("cifar10_fairtat",
-                                    "--quick --dataset cifar100 --data-dir " + data.string() +
+                                    "--quick --arch lenet5 --dataset cifar100 --data-dir " + data.string() +
                                         " --val-split first:1 --train-n 100 --eval-n 100 --epoch-eval-n 20 --epochs 1"
                                         " --batch-size 50 --attack-steps 2 --eval-steps 2 --device cpu"
                                         " --arms natural,fair_tat --out " + out.string());

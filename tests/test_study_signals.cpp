@@ -88,8 +88,9 @@ TEST_CASE("study signals: no terminal and no --yes over --ask-above: nothing tra
 
 TEST_CASE("study signals: SIGTERM during the probe stops the study before any arm, exit 143", "[study][signals]") {
     const fs::path dir = fresh_dir("cw_study_probe");
-    // A bigger model and batch so that the probe's steps take a while on a CPU.
-    Spawned p(quickstart(kTiny + " --arch preact_resnet18 --batch-size 100 --epochs 3 --out " + dir.string()));
+    // A bigger model so that the probe's three steps take seconds, far longer than the signal takes to arrive; a
+    // small batch so that the step in progress when it lands ends soon (the trainer stops between steps).
+    Spawned p(quickstart(kTiny + " --arch preact_resnet18 --batch-size 10 --epochs 3 --out " + dir.string()));
     REQUIRE(p.wait_for("estimate: timing a few training steps", 120));
     kill(p.pid, SIGTERM);
     const int code = p.finish();

@@ -36,12 +36,16 @@ std::string text_of(const std::filesystem::path& p) {
     return s.str();
 }
 
+// What the job does with files and checkpoints does not need the default CNN's time: LeNet-5 trains 2.5x faster.
+const char* kArch = "lenet5";
+
 train::JobConfig small_job(const std::string& out) {
     train::JobConfig job;
     job.common.out = out;
     job.common.epochs = 3;
     job.common.seed = 1;
     job.data.dataset = "fashion-mnist";
+    job.arch = kArch;
     job.data.classes = "top:4";
     job.data.val_split = "first:10";
     job.data.train_n = 400;
@@ -153,8 +157,8 @@ TEST_CASE("train job: --init starts from a checkpoint's weights", "[train][real-
     second.trainer.recipe.lr = 1e-9;
     second.final_checkpoints = "";
     REQUIRE(train::run_job(second, log) == 0);
-    auto a = nn::make_model("small_cnn", [] { nn::ModelConfig c; c.num_classes = 4; c.in_channels = 1; c.input_size = 28; return c; }());
-    auto b = nn::make_model("small_cnn", [] { nn::ModelConfig c; c.num_classes = 4; c.in_channels = 1; c.input_size = 28; return c; }());
+    auto a = nn::make_model(kArch, [] { nn::ModelConfig c; c.num_classes = 4; c.in_channels = 1; c.input_size = 28; return c; }());
+    auto b = nn::make_model(kArch, [] { nn::ModelConfig c; c.num_classes = 4; c.in_channels = 1; c.input_size = 28; return c; }());
     nn::load_model(*a, (first_dir.path / "last.safetensors").string());
     nn::load_model(*b, (second_dir.path / "last.safetensors").string());
     const auto pa = a->named_parameters(), pb = b->named_parameters();
