@@ -112,7 +112,7 @@ train_command() {  # dataset arm seed dir [final checkpoints]
 collect() {  # the small files of a finished run, into the results tree
     local src=$1 dst=$2 f
     mkdir -p "$dst"
-    for f in job.json selection.json history.csv train_log.csv command.txt cpu.txt hot_start.txt; do [ -f "$src/$f" ] && cp "$src/$f" "$dst/"; done
+    for f in job.json selection.json history.csv train_log.csv command.txt cpu.txt hot_start.txt checkpoint.sha256; do [ -f "$src/$f" ] && cp "$src/$f" "$dst/"; done
     for f in "$src"/eval_*/results.json "$src"/autoattack/results.json; do
         [ -f "$f" ] || continue
         mkdir -p "$dst/$(basename "$(dirname "$f")")" && cp "$f" "$dst/$(basename "$(dirname "$f")")/"
@@ -174,7 +174,27 @@ regenerate_hot_start() {  # dataset arm seed
         rm -f "$dir/RETRAINED"
         echo "regenerated $dir: its evaluation equals the committed one"
     else
-        echo "retrained hot start: $a seed $s, retrained on $(head -1 "$dir/cpu.txt"), evaluates differently from its committed record (trained on another CPU); its fine-tunes start from it and are compared with it ($ds/$a/seed$s/hot_start in the results)" | tee "$dir/RETRAINED"
+        # The checkpoint's checksum names the model: a fine-tune records the one it started from (hot_start.txt), and
+        # the page pairs it only with the record of that model.
+        local sum old f users=""
+        sum=$(sha256sum "$dir/last.safetensors" | cut -d' ' -f1)
+        old=$(cat "$dst/hot_start/checkpoint.sha256" 2>/dev/null || true)
+        for f in "$results/$ds"/*/"seed$s"/hot_start.txt; do
+            grep -qs "^checkpoint sha256: $old\$" "$f" && users+="$(basename "$(dirname "$(dirname "$f")")") "
+        done
+        # Another machine's retraining is yet another model: a fine-tune that finished from the recorded one keeps its
+        # record, and the seed's unfinished fine-tunes do not start (they would be compared with a model they did not
+        # start from). Ways on: delete those fine-tunes' committed seed folders, so that every fine-tune of the seed
+        # runs from the new model, or run the others where the recorded checkpoint still is.
+        if [ -n "$old" ] && [ "$old" != "$sum" ] && [ -n "$users" ]; then
+            echo "FAILED: $a seed $s retrained here (checkpoint sha256 ${sum:0:12}) is not the model ${users}seed $s finished from (${old:0:12}, $ds/$a/seed$s/hot_start in the results): that record is kept and the seed's other fine-tunes do not start (delete the finished ones' committed folders to retrain them from this model)"
+            touch "$dir/FAILED"
+            rm -f "$dir/REGENERATING"
+            return 1
+        fi
+        { echo "retrained hot start: $a seed $s, retrained on $(head -1 "$dir/cpu.txt"), evaluates differently from its committed record (trained on another CPU); its fine-tunes start from it and are compared with it ($ds/$a/seed$s/hot_start in the results)"
+          echo "checkpoint sha256: $sum"; } | tee "$dir/RETRAINED"
+        echo "$sum" > "$dir/checkpoint.sha256"
         rm -rf "$dst/hot_start"
         collect "$dir" "$dst/hot_start"
     fi
@@ -202,6 +222,8 @@ wait_for_hot_start() {  # the hot start's run folder
         [ ! -e "$stopped" ] || return 2
         sleep 1
     done
+    # A retraining that would replace the record of another fine-tune's model fails after its evaluation is written.
+    [ ! -e "$1/FAILED" ] || { echo "FAILED: its hot start failed: $1 (see above)"; return 1; }
 }
 
 run_one() {

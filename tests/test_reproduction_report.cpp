@@ -216,6 +216,20 @@ TEST_CASE("reproduction_report: a fine-tune of a retrained hot start is compared
     CHECK(text.find("frl_rwrm seed 1 started from it and is compared with it") != std::string::npos);
     CHECK(text.find("| 1 | 45.0 | cat | 30.0 |") != std::string::npos);
 
+    // The checksums agree (the fine-tune started from the recorded model): the same page.
+    const std::string sum_a(64, 'a'), sum_b(64, 'b');
+    write(dir.path / "toyset/frl_rwrm/seed1/hot_start.txt",
+          "retrained hot start: pgd_at seed 1\ncheckpoint sha256: " + sum_a + "\n");
+    write(dir.path / "toyset/pgd_at/seed1/hot_start/checkpoint.sha256", sum_a + "\n");
+    CHECK(page(dir.path) == text);
+    // A later machine's retraining replaced the record: it describes another model, so no pair, a clear error.
+    write(dir.path / "toyset/pgd_at/seed1/hot_start/checkpoint.sha256", sum_b + "\n");
+    const auto replaced = cw_test::run_shell("'" + (cw_test::repo_root() / "build/tools/reproduction_report").string() +
+                                             "' --results '" + dir.path.string() + "' --datasets toyset --out - 2>&1");
+    CHECK(replaced.code != 0);
+    CHECK(replaced.text.find("frl_rwrm seed 1 started from the retrained model with checkpoint sha256 aaaaaaaaaaaa but "
+                             "pgd_at/seed1/hot_start/ records bbbbbbbbbbbb") != std::string::npos);
+
     // A fine-tune that says it started from a retrained model that is not committed: a clear error, not a silent pair.
     fs::remove_all(dir.path / "toyset/pgd_at/seed1/hot_start");
     const auto out = cw_test::run_shell("'" + (cw_test::repo_root() / "build/tools/reproduction_report").string() +

@@ -143,11 +143,53 @@ TEST_CASE("reproduction.sh: committed runs are done; a lost hot start is regener
         // It is committed: it names the record inside the results tree, never a path of the machine.
         CHECK(note.find("(fashion-mnist/pgd_at/seed0/hot_start in the results)") != std::string::npos);
         CHECK(note.find(dir.path.string()) == std::string::npos);
+        // The model is named by its checkpoint's checksum, in the note and in the record: the stand-in's checkpoint
+        // is an empty file, whose SHA-256 is the well-known e3b0c442...b855.
+        const std::string empty_sha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+        CHECK(note.find("\ncheckpoint sha256: " + empty_sha256 + "\n") != std::string::npos);
+        CHECK(text(results / "pgd_at" / "seed0" / "hot_start" / "checkpoint.sha256") == empty_sha256 + "\n");
         // Seed 1's hot start was trained by this study itself: its fine-tune pairs with the committed run.
         CHECK(called(r, "fashion-mnist/frl_rw/seed1", "last,best_robust"));
         CHECK_FALSE(fs::exists(results / "frl_rw" / "seed1" / "hot_start.txt"));
         CHECK_FALSE(fs::exists(results / "pgd_at" / "seed1" / "hot_start"));
     }
+}
+
+// A later machine retrains the hot start once more (yet another model) while one fine-tune of the seed finished from
+// the recorded one: the record stays, and the seed's other fine-tune does not start (it would be compared with a
+// model it did not start from). Seen failing with the check removed (the record replaced, frl_rwrm seed 0 trained).
+TEST_CASE("reproduction.sh: a retrained hot start never replaces the record a finished fine-tune started from", "[scripts]") {
+    namespace fs = std::filesystem;
+    cw_nn_test::ScratchDir dir;
+    const fs::path results = dir.path / "results" / "fashion-mnist";
+    const std::string recorded(64, 'a');
+    const auto write = [](const fs::path& file, const std::string& text) {
+        fs::create_directories(file.parent_path());
+        std::ofstream(file) << text;
+    };
+    for (const char* checkpoint : {"eval_last", "eval_best_robust"}) {
+        write(results / "pgd_at/seed0" / checkpoint / "results.json", "{\"trained\": 2}\n");   // another CPU's
+        write(results / "frl_rw/seed0" / checkpoint / "results.json", "{\"frl\": 0}\n");
+    }
+    write(results / "pgd_at/seed0/hot_start/eval_last/results.json", "{\"trained\": 3}\n");
+    write(results / "pgd_at/seed0/hot_start/checkpoint.sha256", recorded + "\n");
+    write(results / "frl_rw/seed0/hot_start.txt", "retrained hot start: pgd_at seed 0\ncheckpoint sha256: " + recorded + "\n");
+    const std::string train = write_stand_in_train(dir);
+    const auto run = cw_test::run_shell("cd '" + cw_test::repo_root().string() + "' && timeout 60 env ARMS='pgd_at frl_rw frl_rwrm' OUT='" +
+                                        dir.file("runs") + "' RESULTS='" + dir.file("results") + "' TRAIN='" + train +
+                                        "' WORKERS=1 scripts/reproduction.sh study fashion-mnist 2>&1");
+    const std::string calls = cw::util::read_file_text(dir.file("calls.txt"));
+    INFO(run.text << "\ncalls:\n" << calls);
+    CHECK(run.code != 124);
+    CHECK(calls.find("/pgd_at/seed0 last\n") != std::string::npos);   // retrained: frl_rwrm seed 0 needs it
+    CHECK(run.text.find("FAILED: pgd_at seed 0 retrained here (checkpoint sha256 e3b0c44298fc) is not the model frl_rw "
+                        "seed 0 finished from (aaaaaaaaaaaa, fashion-mnist/pgd_at/seed0/hot_start in the results)") !=
+          std::string::npos);
+    CHECK(calls.find("/frl_rwrm/seed0") == std::string::npos);
+    CHECK(cw::util::read_file_text((results / "pgd_at/seed0/hot_start/checkpoint.sha256").string()) == recorded + "\n");
+    CHECK(cw::util::read_file_text((results / "pgd_at/seed0/hot_start/eval_last/results.json").string()) ==
+          "{\"trained\": 3}\n");
+    CHECK(calls.find("/frl_rwrm/seed1 ") != std::string::npos);   // the study goes on with the other seeds
 }
 
 // DEVICE=cuda runs the same study on one GPU: every training and AutoAttack command names the device, runs with TF32

@@ -46,6 +46,10 @@ struct Run {
     // the model the fine-tunes of this seed started from where it differs from the committed run.
     std::shared_ptr<const Run> hot_start;
     bool from_retrained_hot_start = false;  // a fine-tune that started from that model (its hot_start.txt)
+    // The model's identity: a retrained hot start's checksum (checkpoint.sha256), and the checksum a fine-tune's
+    // hot_start.txt names ("checkpoint sha256: ..."); "" where not recorded (records written before checksums).
+    std::string checkpoint_sha256;
+    std::string hot_start_sha256;
 };
 using Arm = std::map<int, Run>;  // seed -> run
 
@@ -101,6 +105,16 @@ Run load_run(const fs::path& dir, std::vector<std::string>& classes) {
         std::getline(text, run.cpu);
     }
     run.from_retrained_hot_start = fs::is_regular_file(dir / "hot_start.txt");
+    if (run.from_retrained_hot_start) {
+        std::istringstream text(cw::util::read_file_text((dir / "hot_start.txt").string()));
+        const std::string key = "checkpoint sha256: ";
+        for (std::string line; std::getline(text, line);)
+            if (line.rfind(key, 0) == 0) run.hot_start_sha256 = line.substr(key.size());
+    }
+    if (fs::is_regular_file(dir / "checkpoint.sha256")) {
+        std::istringstream text(cw::util::read_file_text((dir / "checkpoint.sha256").string()));
+        text >> run.checkpoint_sha256;
+    }
     if (fs::is_directory(dir / "hot_start")) {
         Run hot = load_run(dir / "hot_start", classes);
         if (!hot.evals.empty()) run.hot_start = std::make_shared<const Run>(std::move(hot));
@@ -215,10 +229,16 @@ std::string hot_start_arm_of(const std::string& arm) {
 const Run* partner(const std::string& arm_name, const Run& run, const std::string& base_name, const Run& base, int seed) {
     if (hot_start_arm_of(arm_name) == base_name) {
         if (!run.from_retrained_hot_start) return &base;
+        const std::string record = base_name + "/seed" + std::to_string(seed) + "/hot_start/";
         if (!base.hot_start)
             throw std::runtime_error(arm_name + " seed " + std::to_string(seed) + " started from a retrained hot start "
-                                     "(hot_start.txt) but " + base_name + "/seed" + std::to_string(seed) +
-                                     "/hot_start/ has no evaluation");
+                                     "(hot_start.txt) but " + record + " has no evaluation");
+        // A later machine's retraining replaced the record: it describes another model than this one started from.
+        const std::string& recorded = base.hot_start->checkpoint_sha256;
+        if (!run.hot_start_sha256.empty() && run.hot_start_sha256 != recorded)
+            throw std::runtime_error(arm_name + " seed " + std::to_string(seed) + " started from the retrained model with "
+                                     "checkpoint sha256 " + run.hot_start_sha256.substr(0, 12) + " but " + record +
+                                     " records " + (recorded.empty() ? "no checksum" : recorded.substr(0, 12)));
         return base.hot_start.get();
     }
     return run.from_retrained_hot_start == base.from_retrained_hot_start ? &base : nullptr;
