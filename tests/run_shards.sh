@@ -14,7 +14,7 @@ case $shards in 1|2) ;; *) echo "tests/run_shards.sh: TEST_SHARDS must be 1 or 2
 # Seconds each of the slowest files took (two Zen 3 cores, 2026-11-27): the split balances them; every other file
 # counts as one second. A file missing here only makes the split less even.
 declare -A weight=(
-    [test_study_cluster]=50 [test_study_slurm]=47 [test_study_signals]=26 [test_attacks_strength]=27
+    [test_study_slurm]=39 [test_study_cluster]=29 [test_attacks_strength]=27 [test_study_signals]=26
     [test_walkthrough_doc]=21 [test_benz_grid_runs]=19 [test_train_job]=13 [test_experiment_fairtat]=8
     [test_benz_features_slurm]=14 [test_nn_models]=13 [test_experiments_frl]=13 [test_study]=13
     [test_reproduction_script]=8 [test_benz_features_binary]=9 [test_evaluator_audit]=9 [test_attack_kernels]=8
@@ -46,16 +46,18 @@ fi
 
 # Passive OpenMP waiting: four threads share two cores, and spinning ones would take turns from working ones.
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
-"$bin" -# "${spec[0]}" > "$dir/out0.txt" 2>&1 &
+# Each process's wall time goes to time<k>.txt, so that the split's balance can be read from any run's log.
+shard() { local t0=$SECONDS; "$bin" -# "${spec[$1]}" > "$dir/out$1.txt" 2>&1; local rc=$?; echo $((SECONDS - t0)) > "$dir/time$1.txt"; return $rc; }
+shard 0 &
 first=$!
-"$bin" -# "${spec[1]}" > "$dir/out1.txt" 2>&1 &
+shard 1 &
 second=$!
 rc0=0 rc1=0
 wait "$first" || rc0=$?
 wait "$second" || rc1=$?
 passed=0 failed=0 skipped=0
 for k in 0 1; do
-    echo "== tests, process $((k + 1)) of 2"
+    echo "== tests, process $((k + 1)) of 2 ($(cat "$dir/time$k.txt" 2>/dev/null || echo "?") s)"
     cat "$dir/out$k.txt"
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$dir/out$k.txt" | tail -1)
     [ -n "$line" ] || { echo "tests/run_shards.sh: process $((k + 1)) printed no summary line (it crashed?)"; failed=$((failed + 1)); continue; }

@@ -18,8 +18,8 @@ namespace fs = std::filesystem;
 
 // cifar10_fairtat's protocol on the synthetic set, tiny: natural, pgd_at and FRL fine-tuning pgd_at's checkpoint.
 inline const std::string kFairtat =
-    " --dataset synthetic --arch lenet5 --train-n 200 --eval-n 100 --epoch-eval-n 50 --batch-size 50"
-    " --attack-steps 2 --eval-steps 2 --final-attacks pgd20 --val-split first:5 --device cpu"
+    " --dataset synthetic --arch lenet5 --train-n 100 --eval-n 50 --epoch-eval-n 20 --batch-size 50"
+    " --attack-steps 2 --eval-steps 2 --final-attacks pgd20 --val-split first:2 --device cpu"
     " --optimizer adam --lr 0.002";
 
 // `args` without --epochs or --arms: the three arms, two epochs (a flag may be given once). One thread: the sums'
