@@ -177,6 +177,12 @@ regenerate_hot_start() {  # dataset arm seed
         # The checkpoint's checksum names the model: a fine-tune records the one it started from (hot_start.txt), and
         # the page pairs it only with the record of that model.
         local sum old f users=""
+        if [ ! -f "$dir/last.safetensors" ]; then
+            echo "FAILED: $dir has the retrained model's evaluation but not its checkpoint (last.safetensors); delete the folder to retrain it"
+            touch "$dir/FAILED"
+            rm -f "$dir/REGENERATING"
+            return 1
+        fi
         sum=$(sha256sum "$dir/last.safetensors" | cut -d' ' -f1)
         old=$(cat "$dst/hot_start/checkpoint.sha256" 2>/dev/null || true)
         for f in "$results/$ds"/*/"seed$s"/hot_start.txt; do

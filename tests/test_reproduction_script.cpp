@@ -192,6 +192,32 @@ TEST_CASE("reproduction.sh: a retrained hot start never replaces the record a fi
     CHECK(calls.find("/frl_rwrm/seed1 ") != std::string::npos);   // the study goes on with the other seeds
 }
 
+// A retrained model whose evaluation survived but whose checkpoint did not cannot be named (nor fine-tuned): one FAILED
+// line, no record, and its fine-tune does not start. Seen failing with the check removed (an empty checksum recorded).
+TEST_CASE("reproduction.sh: a retrained hot start without its checkpoint is not recorded", "[scripts]") {
+    namespace fs = std::filesystem;
+    cw_nn_test::ScratchDir dir;
+    const fs::path results = dir.path / "results" / "fashion-mnist";
+    for (const char* checkpoint : {"eval_last", "eval_best_robust"}) {
+        fs::create_directories(results / "pgd_at/seed0" / checkpoint);
+        std::ofstream(results / "pgd_at/seed0" / checkpoint / "results.json") << "{\"trained\": 2}\n";
+    }
+    const fs::path run_dir = dir.path / "runs" / "fashion-mnist" / "pgd_at" / "seed0";
+    fs::create_directories(run_dir / "eval_last");
+    std::ofstream(run_dir / "eval_last" / "results.json") << "{\"trained\": 1}\n";   // no last.safetensors beside it
+    const std::string train = write_stand_in_train(dir);
+    const auto run = cw_test::run_shell("cd '" + cw_test::repo_root().string() + "' && timeout 60 env ARMS='pgd_at frl_rw' OUT='" +
+                                        dir.file("runs") + "' RESULTS='" + dir.file("results") + "' TRAIN='" + train +
+                                        "' WORKERS=1 scripts/reproduction.sh study fashion-mnist 2>&1");
+    const std::string calls = cw::util::read_file_text(dir.file("calls.txt"));
+    INFO(run.text << "\ncalls:\n" << calls);
+    CHECK(run.code != 124);
+    CHECK(run.text.find("has the retrained model's evaluation but not its checkpoint (last.safetensors)") != std::string::npos);
+    CHECK_FALSE(fs::exists(results / "pgd_at/seed0/hot_start"));
+    CHECK(calls.find("/frl_rw/seed0") == std::string::npos);
+    CHECK(calls.find("/frl_rw/seed1 ") != std::string::npos);
+}
+
 // DEVICE=cuda runs the same study on one GPU: every training and AutoAttack command names the device, runs with TF32
 // off and deterministic algorithms (so the GPU predicts as the CPU does and a rerun is identical), and writes to its
 // own trees, never mixed with the CPU's. Seen failing with the device flag left out of the training command.
