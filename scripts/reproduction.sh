@@ -178,9 +178,7 @@ regenerate_hot_start() {  # dataset arm seed
         # the page pairs it only with the record of that model.
         local sum old f users=""
         if [ ! -f "$dir/last.safetensors" ]; then
-            echo "FAILED: $dir has the retrained model's evaluation but not its checkpoint (last.safetensors); delete the folder to retrain it"
-            touch "$dir/FAILED"
-            rm -f "$dir/REGENERATING"
+            regeneration_failed "$dir" "$dir has the retrained model's evaluation but not its checkpoint (last.safetensors); delete the folder to retrain it"
             return 1
         fi
         sum=$(sha256sum "$dir/last.safetensors" | cut -d' ' -f1)
@@ -193,9 +191,7 @@ regenerate_hot_start() {  # dataset arm seed
         # start from). Ways on: delete those fine-tunes' committed seed folders, so that every fine-tune of the seed
         # runs from the new model, or run the others where the recorded checkpoint still is.
         if [ -n "$old" ] && [ "$old" != "$sum" ] && [ -n "$users" ]; then
-            echo "FAILED: $a seed $s retrained here (checkpoint sha256 ${sum:0:12}) is not the model ${users}seed $s finished from (${old:0:12}, $ds/$a/seed$s/hot_start in the results): that record is kept and the seed's other fine-tunes do not start (delete the finished ones' committed folders to retrain them from this model)"
-            touch "$dir/FAILED"
-            rm -f "$dir/REGENERATING"
+            regeneration_failed "$dir" "$a seed $s retrained here (checkpoint sha256 ${sum:0:12}) is not the model ${users}seed $s finished from (${old:0:12}, $ds/$a/seed$s/hot_start in the results): that record is kept and the seed's other fine-tunes do not start (delete the finished ones' committed folders to retrain them from this model)"
             return 1
         fi
         { echo "retrained hot start: $a seed $s, retrained on $(head -1 "$dir/cpu.txt"), evaluates differently from its committed record (trained on another CPU); its fine-tunes start from it and are compared with it ($ds/$a/seed$s/hot_start in the results)"
@@ -205,6 +201,14 @@ regenerate_hot_start() {  # dataset arm seed
         collect "$dir" "$dst/hot_start"
     fi
     rm -f "$dir/REGENERATING"
+}
+
+# A regeneration that cannot give its fine-tunes a model: says why, and marks the folder FAILED so that they stop
+# waiting (wait_for_hot_start).
+regeneration_failed() {  # run folder, why
+    echo "FAILED: $2"
+    touch "$1/FAILED"
+    rm -f "$1/REGENERATING"
 }
 
 # Two results.json files record the same evaluation: equal but for the command line (its --final-checkpoints).

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "tests/test_datasets_fixtures.h"
 #include "tests/test_nn_util.h"
 #include "tests/test_process.h"
 #include "util/atomic_file.h"
@@ -74,6 +75,15 @@ std::string write_stand_in_train(const cw_nn_test::ScratchDir& dir, const std::s
     return train;
 }
 
+// Runs `scripts/reproduction.sh study fashion-mnist` on the arms with the stand-in `train`, its trees inside `dir`,
+// within 60 s (exit 124 past that).
+cw_test::CommandOutput run_study_script(const cw_nn_test::ScratchDir& dir, const std::string& arms,
+                                        const std::string& train, int workers) {
+    return cw_test::run_shell("cd '" + cw_test::repo_root().string() + "' && timeout 60 env ARMS='" + arms + "' OUT='" +
+                              dir.file("runs") + "' RESULTS='" + dir.file("results") + "' TRAIN='" + train +
+                              "' WORKERS=" + std::to_string(workers) + " scripts/reproduction.sh study fashion-mnist 2>&1");
+}
+
 struct StudyReplay {
     std::string calls, output;
 };
@@ -91,9 +101,7 @@ StudyReplay replay_study(const cw_nn_test::ScratchDir& dir, const std::string& c
     commit("natural", "{\"natural\": 0}");
     if (frl_committed) commit("frl_rw", "{\"frl\": 0}");
     const std::string train = write_stand_in_train(dir);
-    const auto run = cw_test::run_shell("cd '" + cw_test::repo_root().string() + "' && ARMS='pgd_at natural frl_rw' OUT='" +
-                                        dir.file("runs") + "' RESULTS='" + dir.file("results") + "' TRAIN='" + train +
-                                        "' WORKERS=1 scripts/reproduction.sh study fashion-mnist 2>&1");
+    const auto run = run_study_script(dir, "pgd_at natural frl_rw", train, 1);
     return {cw::util::read_file_text(dir.file("calls.txt")), run.text};
 }
 
@@ -163,10 +171,7 @@ TEST_CASE("reproduction.sh: a retrained hot start never replaces the record a fi
     cw_nn_test::ScratchDir dir;
     const fs::path results = dir.path / "results" / "fashion-mnist";
     const std::string recorded(64, 'a');
-    const auto write = [](const fs::path& file, const std::string& text) {
-        fs::create_directories(file.parent_path());
-        std::ofstream(file) << text;
-    };
+    const auto write = [](const fs::path& file, const std::string& text) { cw_fixtures::write_text(file.string(), text); };
     for (const char* checkpoint : {"eval_last", "eval_best_robust"}) {
         write(results / "pgd_at/seed0" / checkpoint / "results.json", "{\"trained\": 2}\n");   // another CPU's
         write(results / "frl_rw/seed0" / checkpoint / "results.json", "{\"frl\": 0}\n");
@@ -175,9 +180,7 @@ TEST_CASE("reproduction.sh: a retrained hot start never replaces the record a fi
     write(results / "pgd_at/seed0/hot_start/checkpoint.sha256", recorded + "\n");
     write(results / "frl_rw/seed0/hot_start.txt", "retrained hot start: pgd_at seed 0\ncheckpoint sha256: " + recorded + "\n");
     const std::string train = write_stand_in_train(dir);
-    const auto run = cw_test::run_shell("cd '" + cw_test::repo_root().string() + "' && timeout 60 env ARMS='pgd_at frl_rw frl_rwrm' OUT='" +
-                                        dir.file("runs") + "' RESULTS='" + dir.file("results") + "' TRAIN='" + train +
-                                        "' WORKERS=1 scripts/reproduction.sh study fashion-mnist 2>&1");
+    const auto run = run_study_script(dir, "pgd_at frl_rw frl_rwrm", train, 1);
     const std::string calls = cw::util::read_file_text(dir.file("calls.txt"));
     INFO(run.text << "\ncalls:\n" << calls);
     CHECK(run.code != 124);
@@ -198,17 +201,12 @@ TEST_CASE("reproduction.sh: a retrained hot start without its checkpoint is not 
     namespace fs = std::filesystem;
     cw_nn_test::ScratchDir dir;
     const fs::path results = dir.path / "results" / "fashion-mnist";
-    for (const char* checkpoint : {"eval_last", "eval_best_robust"}) {
-        fs::create_directories(results / "pgd_at/seed0" / checkpoint);
-        std::ofstream(results / "pgd_at/seed0" / checkpoint / "results.json") << "{\"trained\": 2}\n";
-    }
-    const fs::path run_dir = dir.path / "runs" / "fashion-mnist" / "pgd_at" / "seed0";
-    fs::create_directories(run_dir / "eval_last");
-    std::ofstream(run_dir / "eval_last" / "results.json") << "{\"trained\": 1}\n";   // no last.safetensors beside it
+    for (const char* checkpoint : {"eval_last", "eval_best_robust"})
+        cw_fixtures::write_text((results / "pgd_at/seed0" / checkpoint / "results.json").string(), "{\"trained\": 2}\n");
+    // The run folder keeps the retrained model's evaluation, but no last.safetensors beside it.
+    cw_fixtures::write_text(dir.file("runs/fashion-mnist/pgd_at/seed0/eval_last/results.json"), "{\"trained\": 1}\n");
     const std::string train = write_stand_in_train(dir);
-    const auto run = cw_test::run_shell("cd '" + cw_test::repo_root().string() + "' && timeout 60 env ARMS='pgd_at frl_rw' OUT='" +
-                                        dir.file("runs") + "' RESULTS='" + dir.file("results") + "' TRAIN='" + train +
-                                        "' WORKERS=1 scripts/reproduction.sh study fashion-mnist 2>&1");
+    const auto run = run_study_script(dir, "pgd_at frl_rw", train, 1);
     const std::string calls = cw::util::read_file_text(dir.file("calls.txt"));
     INFO(run.text << "\ncalls:\n" << calls);
     CHECK(run.code != 124);
@@ -304,9 +302,7 @@ TEST_CASE("reproduction.sh: a fine-tune stops waiting when its hot start fails o
         cw_nn_test::ScratchDir dir;
         const std::string train =
             write_stand_in_train(dir, "case $out in */pgd_at/seed0) sleep 1; exit " + std::to_string(code) + ";; esac");
-        const auto run = cw_test::run_shell("cd '" + cw_test::repo_root().string() + "' && timeout 60 env ARMS='pgd_at frl_rw' OUT='" +
-                                            dir.file("runs") + "' RESULTS='" + dir.file("results") + "' TRAIN='" + train +
-                                            "' WORKERS=2 scripts/reproduction.sh study fashion-mnist 2>&1");
+        const auto run = run_study_script(dir, "pgd_at frl_rw", train, 2);
         INFO("train exits " << code << "\n" << run.text);
         CHECK(run.code == 0);  // not 124: the script ended by itself
         const std::string calls = cw::util::read_file_text(dir.file("calls.txt"));
