@@ -72,14 +72,14 @@ $(TEST_PCH_OBJS): private CXXFLAGS += -include $(TEST_PCH) -Winvalid-pch
 
 # The orchestration layers (flags, jobs, studies, protocols, reports, the methods' flag families, and the binaries'
 # main files) spend their run time in the library's engine, attacks and trainer, not in their own code, and are
-# where CLI11 and nlohmann::json make compiling slow: -O1 compiles them in about 65% of the time (jobs/job.cpp 8.0 -> 5.4 s, study/study.cpp
+# where nlohmann::json makes compiling slow: -O1 compiles them in about 65% of the time (jobs/job.cpp 8.0 -> 5.4 s, study/study.cpp
 # 5.1 -> 3.2 s), which the README's first command feels. Floating-point results do not change (no -ffast-math, no
 # FMA contraction without -march). `make ORCH_OPT=` compiles them with CXXFLAGS alone.
 ORCH_OPT ?= -O1
-# -O1 too for the library's flag and file-format files: parsing flags (train/recipe.cpp is the one with CLI11),
+# -O1 too for the library's flag and file-format files: parsing flags (util/flags.cpp is the one file with CLI11),
 # attack specs and JSON records, and reading checkpoints (about 30% less compile time each, e.g. nn/safetensors.cpp
 # 9.7 -> 6.7 s).
-ORCH_LIB_OBJS := $(addprefix $(BUILD)/,train/recipe.o attacks/registry.o nn/safetensors.o eval/results_json.o \
+ORCH_LIB_OBJS := $(addprefix $(BUILD)/,util/flags.o train/recipe.o attacks/registry.o nn/safetensors.o eval/results_json.o \
                    eval/eval_state.o eval/corruption_state.o eval/corruption_results.o)
 ORCH_OBJS := $(filter $(foreach d,report cli jobs study protocols,$(BUILD)/$(d)/%) %_family.o,$(LIB_OBJS)) \
              $(ORCH_LIB_OBJS) $(EXP_SRCS:%.cpp=$(BUILD)/%.o) $(TOOL_SRCS:%.cpp=$(BUILD)/%.o)

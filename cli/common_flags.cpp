@@ -1,6 +1,5 @@
 #include "cli/common_flags.h"
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <sstream>
 
@@ -12,33 +11,32 @@ std::string preset_text(const std::vector<std::pair<std::string, std::string>>& 
     return s;
 }
 
-void add_common_flags(CLI::App& app, CommonFlags& f, const CommonSpec& spec) {
-    app.add_option("--device", f.device, "auto (CUDA if a GPU and the plugin are there, else CPU, said in one line), cpu or cuda")
-        ->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
-    app.add_option("--data-dir", f.data_dir, "data folder (default: $CLASSWISE_DATA, else ./data)");
-    app.add_option("--out", f.out, "output folder")->capture_default_str();
-    app.add_option("--seed", f.seed, "random seed (initialisation, data order, attacks)")->capture_default_str();
-    app.add_flag("--resume", f.resume, spec.resume_help);
-    app.add_option("--epochs", f.epochs, spec.epochs_help)->check(CLI::Range(int64_t{1}, int64_t{1000000}))->capture_default_str();
-    app.add_flag("--quick", f.quick,
-                 spec.quick_preset.empty() ? std::string("no effect here (nothing to shorten)")
+void add_common_flags(FlagSet& app, CommonFlags& f, const CommonSpec& spec) {
+    app.option("--device", f.device, "auto (CUDA if a GPU and the plugin are there, else CPU, said in one line), cpu or cuda")
+        .one_of({"auto", "cpu", "cuda"}).show_default();
+    app.option("--data-dir", f.data_dir, "data folder (default: $CLASSWISE_DATA, else ./data)");
+    app.option("--out", f.out, "output folder").show_default();
+    app.option("--seed", f.seed, "random seed (initialisation, data order, attacks)").show_default();
+    app.flag("--resume", f.resume, spec.resume_help);
+    app.option("--epochs", f.epochs, spec.epochs_help).range(int64_t{1}, int64_t{1000000}).show_default();
+    app.flag("--quick", f.quick,
+             spec.quick_preset.empty() ? std::string("no effect here (nothing to shorten)")
                                            : spec.quick_what + ": " + preset_text(spec.quick_preset) +
                                                  " (flags given explicitly win)");
-    app.add_flag("--print-config", f.print_config, "print every option's resolved value and exit");
+    app.flag("--print-config", f.print_config, "print every option's resolved value and exit");
 }
 
 namespace {
 // Each preset value goes through its flag's own parser and check; a flag given on the command line keeps its value.
-void apply_quick_preset(CLI::App& app, const CommonSpec& spec, std::ostream& out) {
+void apply_quick_preset(FlagSet& app, const CommonSpec& spec, std::ostream& out) {
     std::string applied, given;
     for (const auto& [flag, value] : spec.quick_preset) {
-        CLI::Option* opt = app.get_option(flag);
-        if (opt->count()) {
-            given += " " + flag + " " + opt->results().back();
+        Flag opt = app.get(flag);
+        if (opt.given()) {
+            given += " " + flag + " " + opt.last_value();
             continue;
         }
-        opt->add_result(value);
-        opt->run_callback();
+        opt.apply(value);
         applied += " " + flag + " " + value;
     }
     out << "--quick preset:" << (applied.empty() ? " none" : applied)
@@ -59,26 +57,23 @@ std::string shell_command_line(int argc, const char* const* argv) {
     return line;
 }
 
-int parse(CLI::App& app, int argc, const char* const* argv, CommonFlags& f, const CommonSpec& spec, std::ostream& out,
+int parse(FlagSet& app, int argc, const char* const* argv, CommonFlags& f, const CommonSpec& spec, std::ostream& out,
           std::ostream& err) {
     f.command_line = shell_command_line(argc, argv);
     try {
         app.parse(argc, argv);
         // On `err` when stdout is data: a study's --list-jobs prints job ids for `parallel` (study/study_flags.h).
-        const CLI::Option* list_jobs = app.get_option_no_throw("--list-jobs");
-        const bool stdout_is_data = list_jobs && list_jobs->count() > 0;
+        const bool stdout_is_data = app.has("--list-jobs") && app.get("--list-jobs").given();
         if (f.quick && !spec.quick_preset.empty()) apply_quick_preset(app, spec, stdout_is_data ? err : out);
-    } catch (const CLI::CallForHelp&) {
+    } catch (const FlagSet::HelpRequest&) {
         out << app.help();
         return 0;
-    } catch (const CLI::ParseError& e) {
-        std::string what = e.what();
-        std::replace(what.begin(), what.end(), '\n', ' ');
-        err << spec.program << ": " << what << " (see " << spec.program << " --help)\n";
+    } catch (const FlagError& e) {
+        err << spec.program << ": " << e.what() << " (see " << spec.program << " --help)\n";
         return 1;
     }
     if (f.print_config) {
-        out << app.config_to_str(/*default_also=*/true, /*write_description=*/false);
+        out << app.config_text();
         return 0;
     }
     return -1;

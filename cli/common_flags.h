@@ -5,7 +5,7 @@
 // --quick applies the binary's preset (a short run on real data); a flag given on the command line wins over it.
 //
 //   cli::CommonFlags f;  f.out = "runs/x";  f.epochs = 10;            // the binary's defaults
-//   CLI::App app{"..."};  cli::add_common_flags(app, f, spec);  app.add_option(...);   // its own flags
+//   cli::FlagSet app{"..."};  cli::add_common_flags(app, f, spec);  app.option(...);   // its own flags
 //   if (int code = cli::parse(app, argc, argv, f, spec, std::cout, std::cerr); code >= 0) return code;
 #include <cstdint>
 #include <ostream>
@@ -13,9 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace CLI {
-class App;
-}
+#include "util/flags.h"
 
 namespace cw::cli {
 
@@ -42,12 +40,12 @@ struct CommonSpec {
     std::string quick_what = "a short run on real data";
 };
 
-void add_common_flags(CLI::App& app, CommonFlags& f, const CommonSpec& spec);
+void add_common_flags(FlagSet& app, CommonFlags& f, const CommonSpec& spec);
 
 // Parses argv. Returns -1 when the program should go on, otherwise the exit code: 0 after --help or
 // --print-config, 1 after a bad flag (one line on `err` naming it). Applies the --quick preset (one line on `out`
 // says what it set; on `err` with a study's --list-jobs, whose stdout is job ids only).
-int parse(CLI::App& app, int argc, const char* const* argv, CommonFlags& f, const CommonSpec& spec, std::ostream& out,
+int parse(FlagSet& app, int argc, const char* const* argv, CommonFlags& f, const CommonSpec& spec, std::ostream& out,
           std::ostream& err);
 
 // "--train-n 4000 --epochs 3 ..." for help texts.
@@ -56,6 +54,8 @@ std::string preset_text(const std::vector<std::pair<std::string, std::string>>& 
 }  // namespace cw::cli
 
 #include <functional>
+
+#include "util/flags.h"
 namespace cw::cli {
 // Runs a binary's work: any exception becomes one line "<program>: <what>" on stderr and exit code 1; an
 // ExitRequest ends the work early with its code.

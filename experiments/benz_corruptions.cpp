@@ -14,7 +14,6 @@
 //                                  [--severities 1,2,3,4,5] [--dataset cifar10] [--resume]
 // Setting (the proposal gives none beyond "ResNet18, CIFAR-10"): the shared recipe of docs/protocols/training.md §3 with the
 // standard CIFAR ResNet-18, PGD-AT at 8/255 (10 steps of 2/255), the last checkpoint, PGD-20.
-#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
 
@@ -27,6 +26,7 @@
 #include "report/html.h"
 #include "report/run_data.h"
 #include "study/study.h"
+#include "util/flags.h"
 #include "util/split_list.h"
 
 namespace fs = std::filesystem;
@@ -108,25 +108,25 @@ int main(int argc, char** argv) {
                          {"--severities", "3"},     {"--out", "runs/benz_corruptions_quick"}};
     spec.quick_what = "natural and PGD-AT LeNet-5 on 5,000 real CIFAR-10 images, 5 epochs; 500 test images under the "
                       "19 corruptions at severity 3";
-    CLI::App app{"classwise benz_corruptions: common corruptions per class, natural vs adversarial training, ranking "
+    cli::FlagSet app{"classwise benz_corruptions: common corruptions per class, natural vs adversarial training, ranking "
                  "under corruptions vs under attack (Benz et al. 3.4)", "benz_corruptions"};
     cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
     study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
-    app.get_option("--arch")->capture_default_str();
-    app.get_option("--eps")->capture_default_str();
+    app.get("--arch").show_default();
+    app.get("--eps").show_default();
     // The arms pick the methods; the corruption evaluation is this experiment's, under its own two flags.
-    app.remove_option(app.get_option("--method"));
-    app.remove_option(app.get_option("--final-corruptions"));
-    app.remove_option(app.get_option("--corruption-severities"));
-    app.add_option("--arms", arms, "the methods trained and compared, comma-separated (each in <out>/<method>; the "
+    app.remove("--method");
+    app.remove("--final-corruptions");
+    app.remove("--corruption-severities");
+    app.option("--arms", arms, "the methods trained and compared, comma-separated (each in <out>/<method>; the "
                                    "natural-vs-adversarial table needs natural and one other)")
-        ->capture_default_str();
-    app.add_option("--corruptions", corruptions, "all (CIFAR-10-C's 19), benchmark (its 15), fair-tat (18) or names, "
+        .show_default();
+    app.option("--corruptions", corruptions, "all (CIFAR-10-C's 19), benchmark (its 15), fair-tat (18) or names, "
                                                  "comma-separated")
-        ->capture_default_str();
-    app.add_option("--severities", severities, "corruption severities, e.g. 1,2,3,4,5, 3 or 1-5")->capture_default_str();
+        .show_default();
+    app.option("--severities", severities, "corruption severities, e.g. 1,2,3,4,5, 3 or 1-5").show_default();
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("benz_corruptions", [&] {
         // Checked before any training: a typo must not wait for the end of it.

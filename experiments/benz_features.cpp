@@ -23,7 +23,6 @@
 //   ./experiments/benz_features [--quick] [--dataset fashion-mnist|mnist|cifar10] [--feature-n N]
 //       [--feature-steps 1000] [--feature-step-size 0.1] [--set-epochs E] [--natural-weights F --robust-weights F]
 //       [--resume]
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -41,6 +40,7 @@
 #include "report/run_data.h"
 #include "study/study.h"
 #include "util/atomic_file.h"
+#include "util/flags.h"
 
 namespace fs = std::filesystem;
 using namespace cw;
@@ -181,31 +181,31 @@ int main(int argc, char** argv) {
                          {"--out", "runs/benz_features_quick"}};
     spec.quick_what = "sources on 6,000 real images (4 epochs), 2,000-image feature sets with 200 steps, 12 epochs on each set, "
                       "1,000 test images (about 13 minutes on two cores)";
-    CLI::App app{"classwise benz_features: robust and non-robust feature datasets (Ilyas et al.), per class", "benz_features"};
+    cli::FlagSet app{"classwise benz_features: robust and non-robust feature datasets (Ilyas et al.), per class", "benz_features"};
     cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
     study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
-    app.get_option("--arch")->capture_default_str();
-    app.get_option("--eps")->capture_default_str();
-    app.remove_option(app.get_option("--method"));
-    app.remove_option(app.get_option("--train-file"));
-    app.add_option("--feature-n", feature_n, "images per feature set: the first N/C of every class (0: the whole training split)")
-        ->check(CLI::Range(int64_t{0}, int64_t{100000000}))->capture_default_str();
-    app.add_option("--set-epochs", set_epochs, "epochs of the three models trained on the sets (0: --epochs); they see "
+    app.get("--arch").show_default();
+    app.get("--eps").show_default();
+    app.remove("--method");
+    app.remove("--train-file");
+    app.option("--feature-n", feature_n, "images per feature set: the first N/C of every class (0: the whole training split)")
+        .range(int64_t{0}, int64_t{100000000}).show_default();
+    app.option("--set-epochs", set_epochs, "epochs of the three models trained on the sets (0: --epochs); they see "
                                                "fewer images than the sources, and an undertrained reference is "
                                                "spuriously robust")
-        ->check(CLI::Range(0, 1000000))->capture_default_str();
-    app.add_option("--feature-steps", fo.steps, "L2 descent steps of the construction (Ilyas et al.: 1000)")
-        ->check(CLI::Range(int64_t{0}, int64_t{1000000}))->capture_default_str();
-    app.add_option("--feature-step-size", fo.step_size, "L2 length of every step (Ilyas et al.: 0.1)")
-        ->check(CLI::Range(1e-6f, 1e3f))->capture_default_str();
-    app.add_option("--feature-batch-size", fo.batch_size, "images per construction batch")
-        ->check(CLI::Range(int64_t{1}, int64_t{1000000}))->capture_default_str();
-    app.add_option("--natural-weights", natural_weights, "use this natural model as the D_NR source instead of training one")
-        ->check(CLI::ExistingFile);
-    app.add_option("--robust-weights", robust_weights, "use this robust model as the D_R source instead of training one")
-        ->check(CLI::ExistingFile);
+        .range(0, 1000000).show_default();
+    app.option("--feature-steps", fo.steps, "L2 descent steps of the construction (Ilyas et al.: 1000)")
+        .range(int64_t{0}, int64_t{1000000}).show_default();
+    app.option("--feature-step-size", fo.step_size, "L2 length of every step (Ilyas et al.: 0.1)")
+        .range(1e-6f, 1e3f).show_default();
+    app.option("--feature-batch-size", fo.batch_size, "images per construction batch")
+        .range(int64_t{1}, int64_t{1000000}).show_default();
+    app.option("--natural-weights", natural_weights, "use this natural model as the D_NR source instead of training one")
+        .existing_file();
+    app.option("--robust-weights", robust_weights, "use this robust model as the D_R source instead of training one")
+        .existing_file();
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("benz_features", [&]() -> int {
         const std::string arch = base.arch.empty() ? train::default_arch(dataset) : base.arch;

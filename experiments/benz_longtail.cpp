@@ -16,7 +16,6 @@
 //                               [--critical-weights 2,5] [--cs-power 1] [--dataset cifar10] [--resume]
 // Setting (the proposal gives none beyond "ResNet18, CIFAR-10"): the shared recipe of docs/protocols/training.md §3 with the
 // standard CIFAR ResNet-18, PGD-AT at 8/255 (10 steps of 2/255), last and best-robust checkpoints, PGD-20.
-#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
 
@@ -29,6 +28,7 @@
 #include "report/html.h"
 #include "report/run_data.h"
 #include "study/study.h"
+#include "util/flags.h"
 #include "util/split_list.h"
 
 namespace fs = std::filesystem;
@@ -93,28 +93,28 @@ int main(int argc, char** argv) {
                          {"--attack-steps", "5"},   {"--eval-n", "1000"},        {"--epoch-eval-n", "200"},
                          {"--final-checkpoints", "last"}, {"--out", "runs/benz_longtail_quick"}};
     spec.quick_what = "all eight arms, LeNet-5 on 5,000 real CIFAR-10 images, 5 epochs, 5-step attacks, 1,000 test images";
-    CLI::App app{"classwise benz_longtail: long-tail remedies against PGD-AT, per class, critical class highlighted "
+    cli::FlagSet app{"classwise benz_longtail: long-tail remedies against PGD-AT, per class, critical class highlighted "
                  "(Benz et al. 3.3)", "benz_longtail"};
     cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
     study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
-    app.get_option("--arch")->capture_default_str();
-    app.get_option("--eps")->capture_default_str();
+    app.get("--arch").show_default();
+    app.get("--eps").show_default();
     // The method flag picks one method; here the arms do. The job's integer --critical-class and single
     // --critical-weight are replaced by a name-or-index and one arm per weight.
-    app.remove_option(app.get_option("--method"));
-    app.remove_option(app.get_option("--critical-class"));
-    app.remove_option(app.get_option("--critical-weight"));
-    app.add_option("--arms", arms, "the arms to run, comma-separated, pgd_at among them (default all: pgd_at, cs_equal, "
+    app.remove("--method");
+    app.remove("--critical-class");
+    app.remove("--critical-weight");
+    app.option("--arms", arms, "the arms to run, comma-separated, pgd_at among them (default all: pgd_at, cs_equal, "
                                    "cs_critical_w<omega> per --critical-weights, class_balanced, ldam_drw, cosine_reg, "
-                                   "target_critical)")->capture_default_str();
-    app.add_option("--critical-class", critical_text,
-                   "the critical class of scenario 2 and of targeted AT: a class name or index (default: cat, the "
-                   "paper's example, on CIFAR-10; other datasets must name one)");
-    app.add_option("--critical-weights", critical_weights,
-                   "omega of the scenario-2 cost-sensitive arms, one arm each (docs/protocols/longtail.md §1: 2 and 5)")
-        ->capture_default_str();
+                                   "target_critical)").show_default();
+    app.option("--critical-class", critical_text,
+               "the critical class of scenario 2 and of targeted AT: a class name or index (default: cat, the "
+               "paper's example, on CIFAR-10; other datasets must name one)");
+    app.option("--critical-weights", critical_weights,
+               "omega of the scenario-2 cost-sensitive arms, one arm each (docs/protocols/longtail.md §1: 2 and 5)")
+        .show_default();
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("benz_longtail", [&] {
         std::vector<std::string> classes = data::dataset_class_names(base.data.dataset, base.common.data_dir);

@@ -13,7 +13,6 @@
 //   ./experiments/benz_similarity [--quick] [--dataset cifar100|cifar10|fashion-mnist|...] [--resume]
 // The similarity part works on any dataset; the superclass part needs superclasses (CIFAR-100). The recipe is the
 // shared one (docs/protocols/training.md §3); ε = the dataset's default (8/255 on CIFAR). Every flag of `train` applies to every arm.
-#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
 
@@ -22,6 +21,7 @@
 #include "protocols/class_similarity.h"
 #include "report/run_data.h"
 #include "study/study.h"
+#include "util/flags.h"
 #include "util/split_list.h"
 
 namespace fs = std::filesystem;
@@ -48,13 +48,13 @@ int main(int argc, char** argv) {
                          {"--attack-steps", "5"}, {"--eval-steps", "5"},      {"--eval-n", "1000"},
                          {"--epoch-eval-n", "300"}, {"--out", "runs/benz_similarity_quick"}};
     spec.quick_what = "LeNet-5 on 5,000 real training images, 5 epochs, 5-step attacks, 1,000 test images";
-    CLI::App app{"classwise benz_similarity: confusion structure, cross-class similarity and vulnerability, natural "
+    cli::FlagSet app{"classwise benz_similarity: confusion structure, cross-class similarity and vulnerability, natural "
                  "vs PGD-AT (Benz et al. §3.2)", "benz_similarity"};
     cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
     study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
-    app.get_option("--arch")->capture_default_str();
+    app.get("--arch").show_default();
     study::add_methods_flag(app, methods);
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("benz_similarity", [&] {

@@ -14,7 +14,6 @@
 // The paper names ResNet-18 and CIFAR-10 only; the recipe is the shared one (docs/protocols/training.md §3: SGD 0.9, wd 5e-4,
 // lr 0.1 ÷10 at 50% and 75%, batch 128, 200 epochs, crop+flip), ε = 8/255, PGD-10 for training and the per-epoch
 // evaluation, PGD-20 at the end. Every flag of `train` applies to every arm; --methods replaces --method.
-#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
 
@@ -23,6 +22,7 @@
 #include "protocols/class_trends.h"
 #include "report/run_data.h"
 #include "study/study.h"
+#include "util/flags.h"
 #include "util/split_list.h"
 
 namespace fs = std::filesystem;
@@ -52,13 +52,13 @@ int main(int argc, char** argv) {
                          {"--attack-steps", "5"}, {"--eval-steps", "5"},      {"--eval-n", "1000"},
                          {"--epoch-eval-n", "1000"}, {"--out", "runs/benz_trends_quick"}};
     spec.quick_what = "LeNet-5 on 5,000 real training images, 10 epochs each evaluated on 1,000 test images, 5-step attacks";
-    CLI::App app{"classwise benz_trends: per-class accuracy over training and Figures 1-2, natural vs PGD-AT "
+    cli::FlagSet app{"classwise benz_trends: per-class accuracy over training and Figures 1-2, natural vs PGD-AT "
                  "(Benz et al. §3.1)", "benz_trends"};
     cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
     study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
-    app.get_option("--arch")->capture_default_str();
+    app.get("--arch").show_default();
     study::add_methods_flag(app, methods);
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("benz_trends", [&] {

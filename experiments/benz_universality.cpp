@@ -11,34 +11,12 @@
 // and --seeds (instead of the grid's seeds) as in every experiment binary (docs/cluster.md).
 // Every `train` flag given here applies to every cell, after the grid's own flags. docs/benz_universality.md has
 // the grid format, GNU parallel and Slurm.
-#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "study/grid.h"
 #include "study/grid_study.h"
 #include "study/study.h"
-
-namespace {
-
-// The train flags given on the command line, as tokens: they are parsed again onto every cell's job, after the
-// grid's, so the command line wins.
-std::vector<std::string> given_train_flags(const std::vector<CLI::Option*>& options) {
-    std::vector<std::string> tokens;
-    for (const CLI::Option* o : options) {
-        if (!o->count()) continue;
-        if (o->get_expected_min() == 0) {   // a flag
-            tokens.push_back(o->get_name());
-            continue;
-        }
-        for (const std::string& r : o->results()) {
-            tokens.push_back(o->get_name());
-            tokens.push_back(r);
-        }
-    }
-    return tokens;
-}
-
-}  // namespace
+#include "util/flags.h"
 
 int main(int argc, char** argv) {
     using namespace cw;
@@ -59,30 +37,31 @@ int main(int argc, char** argv) {
     spec.quick_preset = {{"--grid", "quick"}, {"--out", "runs/benz_universality_quick"}};
     spec.quick_what = "the quick grid: MNIST, Fashion-MNIST and CIFAR-10 subsets, small CNN and LeNet-5, natural "
                       "and PGD-AT, Adam vs SGD on CIFAR-10, 3 seeds, 2,000 training images, 2 epochs (36 cells, about 20 minutes on two cores)";
-    CLI::App app{"classwise benz_universality: per-class robustness rankings across a grid of settings "
+    cli::FlagSet app{"classwise benz_universality: per-class robustness rankings across a grid of settings "
                  "(Benz et al. §3.1)", "benz_universality"};
     cli::add_common_flags(app, base.common, spec);
-    app.get_option("--seed")->description("added to every seed of the grid (default 0: the grid's seeds as listed)");
+    app.get("--seed").description("added to every seed of the grid (default 0: the grid's seeds as listed)");
     study::StudyFlags study_flags;
     study::add_study_flags(app, study_flags);
-    app.get_option("--seeds")->description("comma-separated: the cells' seeds instead of the grid's (each cell in "
+    app.get("--seeds").description("comma-separated: the cells' seeds instead of the grid's (each cell in "
                                            "<out>/<setting>/seed<k>/, trained with --seed + k)");
     train::JobConfig scratch = base;   // the train flags land here first, and on every cell's job later
-    const size_t before = app.get_options().size();
+    const size_t first_train_flag = app.size();
     train::add_job_flags(app, scratch);
-    std::vector<CLI::Option*> train_options;
-    for (size_t i = before; i < app.get_options().size(); ++i) train_options.push_back(app.get_options()[i]);
-    app.add_option("--grid", grid_spec, "paper (Benz §3.1), quick (what --quick selects) or a grid JSON file")
-        ->capture_default_str();
-    app.add_flag("--print-grid", print_grid, "print the resolved grid as JSON and exit");
+    const size_t end_train_flags = app.size();
+    app.option("--grid", grid_spec, "paper (Benz §3.1), quick (what --quick selects) or a grid JSON file")
+        .show_default();
+    app.flag("--print-grid", print_grid, "print the resolved grid as JSON and exit");
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("benz_universality", [&]() -> int {
         const bool mode = study_flags.list_jobs || !study_flags.job.empty() || study_flags.summary || study_flags.slurm;
         if (print_grid && mode)
             throw std::invalid_argument("--print-grid: give it alone (not with --list-jobs, --job, --summary, --slurm)");
         const study::Grid grid = study::with_seeds(study::load_grid(grid_spec), study_flags.seeds);
-        std::vector<std::string> extra = given_train_flags(train_options);
-        if (app.get_option("--epochs")->count()) {
+        // The train flags given on the command line, parsed again onto every cell's job after the grid's, so the
+        // command line wins.
+        std::vector<std::string> extra = app.given_tokens(first_train_flag, end_train_flags);
+        if (app.get("--epochs").given()) {
             extra.push_back("--epochs");
             extra.push_back(std::to_string(base.common.epochs));
         }

@@ -18,12 +18,12 @@
 //   ./experiments/cifar10_fairtat [--quick] [--arms pgd_at,fair_tat,...] [--dataset cifar100] [--transfer]
 //                                 [--corruptions] [--ablations] [--epochs 200] [--resume] [--device auto]
 // Out of scope: XCiT-S12 (the paper's transformer; no such model here).
-#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
 #include <map>
 
 #include "study/study.h"
+#include "util/flags.h"
 #include "util/split_list.h"
 
 using namespace cw;
@@ -173,21 +173,21 @@ int main(int argc, char** argv) {
                          {"--val-split", "first:20"},
                          {"--arms", "natural,pgd_at,trades,cfa_at,fair_tat"}, {"--out", "runs/cifar10_fairtat_quick"}};
     spec.quick_what = "five of the arms with a small CNN on 2,000 real CIFAR-10 images, a few minutes on two cores";
-    CLI::App app{"classwise cifar10_fairtat: FAIR-TAT's Table 1, class by class", "cifar10_fairtat"};
+    cli::FlagSet app{"classwise cifar10_fairtat: FAIR-TAT's Table 1, class by class", "cifar10_fairtat"};
     cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
     study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
-    app.remove_option(app.get_option("--method"));
-    app.add_option("--arms", arms, "the rows to run, comma-separated (default all: Table 1's rows; the rows beyond "
+    app.remove("--method");
+    app.option("--arms", arms, "the rows to run, comma-separated (default all: Table 1's rows; the rows beyond "
                                    "Table 1, dafa, trix, faal and faal_pgd, only when named; see the list in the source or an error "
-                                   "message)")->capture_default_str();
-    app.add_flag("--transfer", transfer, "also evaluate under AutoAttack and Square-5000 (Table 2)");
-    app.add_flag("--corruptions", corruptions, "also evaluate per class on the 18 common corruptions of FAIR-TAT's "
+                                   "message)").show_default();
+    app.flag("--transfer", transfer, "also evaluate under AutoAttack and Square-5000 (Table 2)");
+    app.flag("--corruptions", corruptions, "also evaluate per class on the 18 common corruptions of FAIR-TAT's "
                                                "Tables 3-4 (CIFAR-10-C files when present, else generated)");
-    app.add_flag("--ablations", ablations, "add FAIR-TAT with uniform targets and FAIR-TAT without per-class eps");
+    app.flag("--ablations", ablations, "add FAIR-TAT with uniform targets and FAIR-TAT without per-class eps");
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
-    const bool warmup_given = app.get_option("--dafa-warmup")->count() > 0;
+    const bool warmup_given = app.get("--dafa-warmup").given() > 0;
     return cli::run_guarded("cifar10_fairtat", [&] {
         if (transfer) base.final_attacks += ",autoattack,square5000";
         if (corruptions && base.final_corruptions.empty()) base.final_corruptions = "fair-tat";

@@ -12,7 +12,6 @@
 //
 //   ./experiments/fairtat_cfp [--quick] [--methods pgd_at,trades] [--final-attacks ...] [--resume]
 //   ./experiments/fairtat_cfp --weights a.safetensors --weights b.safetensors [--dataset cifar10] [--eval-n 1000]
-#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -25,6 +24,7 @@
 #include "report/comparison.h"
 #include "report/run_data.h"
 #include "study/study.h"
+#include "util/flags.h"
 #include "util/split_list.h"
 
 namespace fs = std::filesystem;
@@ -79,21 +79,21 @@ int main(int argc, char** argv) {
                          {"--final-attacks", "pgd20,cw20,apgd-ce,apgd-t,fab-t,square1000"},
                          {"--out", "runs/fairtat_cfp_quick"}};
     spec.quick_what = "LeNet-5 on 5,000 real training images, 5 epochs; 500 test images, Square with 1,000 queries";
-    CLI::App app{"classwise fairtat_cfp: which classes absorb the errors of robust models, per attack (FAIR-TAT §4)",
+    cli::FlagSet app{"classwise fairtat_cfp: which classes absorb the errors of robust models, per attack (FAIR-TAT §4)",
                  "fairtat_cfp"};
     cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
     study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
     // The paper's architecture and radius for this dataset, shown by --help and --print-config.
-    app.get_option("--arch")->capture_default_str();
-    app.get_option("--eps")->capture_default_str();
-    app.remove_option(app.get_option("--method"));
-    app.add_option("--methods", methods, "the models trained and audited, in order (each in <out>/<method>)")
-        ->capture_default_str();
-    app.add_option("--weights", weights, "audit this checkpoint instead of training (repeatable; architecture from its "
+    app.get("--arch").show_default();
+    app.get("--eps").show_default();
+    app.remove("--method");
+    app.option("--methods", methods, "the models trained and audited, in order (each in <out>/<method>)")
+        .show_default();
+    app.option("--weights", weights, "audit this checkpoint instead of training (repeatable; architecture from its "
                                          "metadata; dataset from --dataset, else its metadata)")
-        ->check(CLI::ExistingFile);
+        .existing_file();
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("fairtat_cfp", [&] {
         std::vector<std::pair<std::string, std::string>> models;   // name, results.json
@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
                 const std::string ds = !c.dataset.empty() ? c.dataset : md.count("dataset") ? md.at("dataset") : "";
                 // The dataset's evaluation radius unless --eps says otherwise (not the checkpoint's training ε:
                 // models compared should meet the same attack).
-                c.eps = app.get_option("--eps")->count() ? eval::parse_fraction("--eps", base.eps) : train::default_eps(ds);
+                c.eps = app.get("--eps").given() ? eval::parse_fraction("--eps", base.eps) : train::default_eps(ds);
                 c.alpha = c.eps / 4;
                 std::cout << "== model " << i + 1 << "/" << weights.size() << ": " << c.weights << " into " << c.out_dir << "\n";
                 if (c.resume && fs::exists(fs::path(c.out_dir) / "results.json"))

@@ -13,7 +13,6 @@
 //   ./experiments/frl_tables [--quick] [--dataset cifar10 | --dataset gtsrb32 --classes top:17] [--resume]
 // CIFAR-10: PreAct ResNet-18, ε = 8/255. GTSRB: FRL's 17 most frequent classes, the 4-layer CNN, ε = 12/255.
 // --epochs trains PGD-AT and TRADES, --finetune-epochs the FRL arms. Every flag of `train` applies to every arm.
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -25,6 +24,7 @@
 #include "protocols/gtsrb_recipe.h"
 #include "report/run_data.h"
 #include "study/study.h"
+#include "util/flags.h"
 #include "util/split_list.h"
 
 namespace fs = std::filesystem;
@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
                          {"--frl-val-steps", "10"},   {"--val-split", "last:50"},   {"--eval-n", "1000"},
                          {"--epoch-eval-n", "300"},   {"--out", "runs/frl_tables_quick"}};
     spec.quick_what = "LeNet-5 on 4,000 real training images: 5 epochs from scratch, 3 of FRL fine-tuning";
-    CLI::App app{"classwise frl_tables: PGD-AT, TRADES and FRL's three variants per class, with the constraint "
+    cli::FlagSet app{"classwise frl_tables: PGD-AT, TRADES and FRL's three variants per class, with the constraint "
                  "violations per epoch (Xu et al. §5)",
                  "frl_tables"};
     cli::add_common_flags(app, base.common, spec);
@@ -81,21 +81,21 @@ int main(int argc, char** argv) {
     study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
     // The paper's architecture and radius for this dataset, shown by --help and --print-config.
-    app.get_option("--arch")->capture_default_str();
-    app.get_option("--eps")->capture_default_str();
-    app.remove_option(app.get_option("--method"));
-    app.remove_option(app.get_option("--init"));
-    app.add_option("--methods", methods, "the arms, in order; trades expands to one arm per --trades-betas value")
-        ->capture_default_str();
-    app.add_option("--trades-betas", trades_betas, "TRADES β values, one arm each (the paper's TRADES(1/λ) rows)")
-        ->capture_default_str();
-    app.add_option("--finetune-epochs", finetune_epochs, "epochs of the FRL arms from the hot start (docs/protocols/frl.md §3: 40)")
-        ->check(CLI::Range(int64_t{1}, int64_t{1000000}))->capture_default_str();
-    app.add_option("--finetune-lr", finetune_lr, "learning rate of the FRL arms (÷10 at epochs 40 and 80; docs/protocols/frl.md §3: 0.001)")
-        ->check(CLI::Range(1e-9, 1e3))->capture_default_str();
-    app.add_option("--hot-start", hot_start, "the FRL arms' initial weights (default: <out>/pgd_at/best_robust.safetensors, "
+    app.get("--arch").show_default();
+    app.get("--eps").show_default();
+    app.remove("--method");
+    app.remove("--init");
+    app.option("--methods", methods, "the arms, in order; trades expands to one arm per --trades-betas value")
+        .show_default();
+    app.option("--trades-betas", trades_betas, "TRADES β values, one arm each (the paper's TRADES(1/λ) rows)")
+        .show_default();
+    app.option("--finetune-epochs", finetune_epochs, "epochs of the FRL arms from the hot start (docs/protocols/frl.md §3: 40)")
+        .range(int64_t{1}, int64_t{1000000}).show_default();
+    app.option("--finetune-lr", finetune_lr, "learning rate of the FRL arms (÷10 at epochs 40 and 80; docs/protocols/frl.md §3: 0.001)")
+        .range(1e-9, 1e3).show_default();
+    app.option("--hot-start", hot_start, "the FRL arms' initial weights (default: <out>/pgd_at/best_robust.safetensors, "
                                              "so pgd_at must be among --methods)")
-        ->check(CLI::ExistingFile);
+        .existing_file();
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("frl_tables", [&] {
         study::Study s;

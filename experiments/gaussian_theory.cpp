@@ -22,7 +22,6 @@
 // summary, after a full run or by --summary over whichever models have finished.
 //
 //   ./experiments/gaussian_theory [--quick] [--K 2] [--eps 0.5] [--eps0 0.5] [--d 1000] [--samples 20000] ...
-#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -38,6 +37,7 @@
 #include "report/gnuplot.h"
 #include "study/study.h"
 #include "util/atomic_file.h"
+#include "util/flags.h"
 
 using namespace cw;
 using protocols::GaussianConfig;
@@ -180,28 +180,28 @@ int main(int argc, char** argv) {
     spec.quick_preset = {{"--samples", "8000"},   {"--test-samples", "2000"}, {"--epochs", "10"},
                          {"--k-sweep", "1.5,2,3"}, {"--eps-sweep", "0.1,0.5,0.7"}, {"--out", "runs/gaussian_theory_quick"}};
     spec.quick_what = "the same protocol with fewer samples, epochs and sweep points, seconds on two cores";
-    CLI::App app{"FRL §3's Gaussian example: class-wise errors of the optimal and of trained linear classifiers, "
+    cli::FlagSet app{"FRL §3's Gaussian example: class-wise errors of the optimal and of trained linear classifiers, "
                  "natural and adversarial (no data files: --data-dir is not used)", "gaussian_theory"};
     cli::add_common_flags(app, common, spec);
     study::StudyFlags study_flags;
     study::add_study_flags(app, study_flags);
-    app.add_option("--m", c.m, "robust features (mean ±gamma)")->capture_default_str();
-    app.add_option("--d", c.d, "non-robust features (mean ±eta)")->capture_default_str();
-    app.add_option("--gamma", c.gamma, "robust feature mean")->capture_default_str();
-    app.add_option("--eta", c.eta, "non-robust feature mean, 0 < eta <= eps")->capture_default_str();
-    app.add_option("--sigma", c.sigma, "standard deviation of class -1")->capture_default_str();
-    app.add_option("--K", c.K, "class +1 has standard deviation K*sigma, K > 1")->capture_default_str();
-    app.add_option("--eps", c.eps, "adversarial training radius (L-inf), eta <= eps < gamma")->capture_default_str();
-    app.add_option("--eps0", c.eps0, "test radius (L-inf) of the robust errors, >= 0")->capture_default_str();
-    app.add_option("--k-sweep", c.k_sweep, "K values, comma-separated (eps, eps0 fixed)")->capture_default_str();
-    app.add_option("--eps-sweep", c.eps_sweep, "training radii, comma-separated (K and the test radius eps0 fixed)")->capture_default_str();
-    app.add_option("--samples", c.samples, "training samples per model")->capture_default_str();
-    app.add_option("--test-samples", c.test_samples, "test samples per K (results.json, records.csv)")->capture_default_str();
-    app.add_option("--batch-size", c.batch_size, "SGD batch size")->check(CLI::PositiveNumber)->capture_default_str();
-    app.add_option("--loss", c.loss, "training loss: sigmoid (smoothed 0-1 error, the paper's objective) or logistic")
-        ->check(CLI::IsMember({"sigmoid", "logistic"}))->capture_default_str();
-    app.add_option("--lr", c.lr, "peak learning rate of the weights (SGD, momentum 0.9, cosine to 0)")->check(CLI::PositiveNumber)->capture_default_str();
-    app.add_option("--bias-lr", c.bias_lr, "peak learning rate of the bias (Adam, cosine to 0)")->check(CLI::PositiveNumber)->capture_default_str();
+    app.option("--m", c.m, "robust features (mean ±gamma)").show_default();
+    app.option("--d", c.d, "non-robust features (mean ±eta)").show_default();
+    app.option("--gamma", c.gamma, "robust feature mean").show_default();
+    app.option("--eta", c.eta, "non-robust feature mean, 0 < eta <= eps").show_default();
+    app.option("--sigma", c.sigma, "standard deviation of class -1").show_default();
+    app.option("--K", c.K, "class +1 has standard deviation K*sigma, K > 1").show_default();
+    app.option("--eps", c.eps, "adversarial training radius (L-inf), eta <= eps < gamma").show_default();
+    app.option("--eps0", c.eps0, "test radius (L-inf) of the robust errors, >= 0").show_default();
+    app.option("--k-sweep", c.k_sweep, "K values, comma-separated (eps, eps0 fixed)").show_default();
+    app.option("--eps-sweep", c.eps_sweep, "training radii, comma-separated (K and the test radius eps0 fixed)").show_default();
+    app.option("--samples", c.samples, "training samples per model").show_default();
+    app.option("--test-samples", c.test_samples, "test samples per K (results.json, records.csv)").show_default();
+    app.option("--batch-size", c.batch_size, "SGD batch size").positive().show_default();
+    app.option("--loss", c.loss, "training loss: sigmoid (smoothed 0-1 error, the paper's objective) or logistic")
+        .one_of({"sigmoid", "logistic"}).show_default();
+    app.option("--lr", c.lr, "peak learning rate of the weights (SGD, momentum 0.9, cosine to 0)").positive().show_default();
+    app.option("--bias-lr", c.bias_lr, "peak learning rate of the bias (Adam, cosine to 0)").positive().show_default();
     if (const int code = cli::parse(app, argc, argv, common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("gaussian_theory", [&] {
         if (common.out.empty()) throw std::invalid_argument("--out: an output folder is required");

@@ -10,10 +10,10 @@
 //
 //   ./experiments/quickstart [--quick] [--methods natural,pgd_at,fair_tat] [--epochs 3] [--eps 0.1] [--resume]
 // Every flag of `train` works here too (see --help) and applies to every method; --methods replaces --method.
-#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "study/study.h"
+#include "util/flags.h"
 
 int main(int argc, char** argv) {
     using namespace cw;
@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
     spec.quick_preset = {{"--train-n", "2000"}, {"--epochs", "3"},          {"--batch-size", "64"},
                          {"--eval-n", "500"},   {"--epoch-eval-n", "200"}, {"--out", "runs/quickstart_quick"}};
     spec.quick_what = "the same three methods on 2,000 real Fashion-MNIST images, about two minutes on two cores";
-    CLI::App app{"classwise quickstart: natural vs PGD-AT vs a fair method, class by class", "quickstart"};
+    cli::FlagSet app{"classwise quickstart: natural vs PGD-AT vs a fair method, class by class", "quickstart"};
     cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
     study::add_study_flags(app, study_flags);

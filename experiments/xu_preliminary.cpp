@@ -10,7 +10,6 @@
 // CIFAR-10: PreAct ResNet-18, ε = 8/255 (the paper: "ResNet18"). --dataset gtsrb32: all 43 classes, the 4-layer
 // GTSRB CNN (the paper: a 3-layer CNN), ε = 12/255 (its appendix table). Every flag of `train` applies to every
 // arm; --methods replaces --method.
-#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
 
@@ -22,6 +21,7 @@
 #include "protocols/second_radius.h"
 #include "report/run_data.h"
 #include "study/study.h"
+#include "util/flags.h"
 
 namespace fs = std::filesystem;
 
@@ -65,19 +65,19 @@ int main(int argc, char** argv) {
                          {"--attack-steps", "5"},   {"--eval-n", "1000"},        {"--epoch-eval-n", "500"},
                          {"--out", "runs/xu_preliminary_quick"}};
     spec.quick_what = "LeNet-5 on 5,000 real training images, 5 epochs, 5-step attacks, 1,000 test images";
-    CLI::App app{"classwise xu_preliminary: natural vs PGD-AT vs TRADES per class, PGD-20 at two radii (Xu et al. §2)",
+    cli::FlagSet app{"classwise xu_preliminary: natural vs PGD-AT vs TRADES per class, PGD-20 at two radii (Xu et al. §2)",
                  "xu_preliminary"};
     cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
     study::add_study_flags(app, study_flags);
     train::add_job_flags(app, base);
     // The paper's architecture and radius for this dataset, shown by --help and --print-config.
-    app.get_option("--arch")->capture_default_str();
-    app.get_option("--eps")->capture_default_str();
+    app.get("--arch").show_default();
+    app.get("--eps").show_default();
     study::add_methods_flag(app, methods);
-    app.add_option("--low-eps", low_eps, "second PGD-20 radius of the final evaluation (Figure 1: 4/255 on CIFAR-10); "
+    app.option("--low-eps", low_eps, "second PGD-20 radius of the final evaluation (Figure 1: 4/255 on CIFAR-10); "
                                          "none to skip")
-        ->capture_default_str();
+        .show_default();
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("xu_preliminary", [&] {
         const float eps = base.eps.empty() ? train::default_eps(base.data.dataset) : eval::parse_fraction("--eps", base.eps);

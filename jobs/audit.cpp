@@ -1,6 +1,5 @@
 #include "jobs/audit.h"
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -17,6 +16,7 @@
 #include "datasets/registry.h"
 #include "jobs/job.h"
 #include "nn/checkpoint.h"
+#include "util/flags.h"
 #include "util/split_list.h"
 
 namespace cw::eval {
@@ -197,7 +197,7 @@ int run(const Args& a, std::ostream& out) {
 
 int audit_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
     Args a;
-    CLI::App app{"Evaluate a checkpoint under adversarial attacks, class by class", "audit"};
+    cli::FlagSet app{"Evaluate a checkpoint under adversarial attacks, class by class", "audit"};
     cli::CommonSpec spec;
     spec.program = "audit";
     spec.epochs_help = "accepted for a uniform command line; audit trains nothing and ignores it";
@@ -205,25 +205,25 @@ int audit_main(int argc, const char* const* argv, std::ostream& out, std::ostrea
     spec.quick_preset = {{"--n", "500"}, {"--attacks", "clean,pgd20"}};
     spec.quick_what = "a short audit";
     cli::add_common_flags(app, a.common, spec);
-    app.add_option("--arch", a.arch, "architecture (only for checkpoints without metadata)");
-    app.add_option("--weights", a.weights, "model checkpoint (.safetensors), required");
-    app.add_option("--dataset", a.dataset, "dataset name (mnist, cifar10, ...), required");
-    app.add_option("--split", a.split, "dataset split")->capture_default_str();
-    app.add_option("--classes", a.classes,
-                   "the classes the model was trained on: all, or top:K (the K with the most training images, "
-                   "relabelled as train --classes top:K does)")
-        ->capture_default_str();
-    app.add_option("--attacks", a.attacks, "comma-separated: clean,fgsm,pgd20,cw20,apgd-ce,apgd-t,fab-t,square5000,autoattack")
-        ->capture_default_str();
-    app.add_option("--eps", a.eps, "radius, a fraction like 8/255 or a number")->capture_default_str();
-    app.add_option("--alpha", a.alpha, "PGD / CW step size")->capture_default_str();
-    app.add_option("--n", a.n, "evaluate the first N samples (default: all)");
-    app.add_option("--corruptions", a.corruptions,
-                   "also evaluate common corruptions into --out/corruptions/: all (19), benchmark (CIFAR-10-C's 15), "
-                   "fair-tat (FAIR-TAT's 18) or names, comma-separated (default: none)");
-    app.add_option("--corruption-severities", a.corruption_severities, "severities of --corruptions, e.g. 1,2,3,4,5 or 3")
-        ->capture_default_str();
-    app.add_option("--batch-size", a.batch_size, "batch size")->capture_default_str();
+    app.option("--arch", a.arch, "architecture (only for checkpoints without metadata)");
+    app.option("--weights", a.weights, "model checkpoint (.safetensors), required");
+    app.option("--dataset", a.dataset, "dataset name (mnist, cifar10, ...), required");
+    app.option("--split", a.split, "dataset split").show_default();
+    app.option("--classes", a.classes,
+               "the classes the model was trained on: all, or top:K (the K with the most training images, "
+               "relabelled as train --classes top:K does)")
+        .show_default();
+    app.option("--attacks", a.attacks, "comma-separated: clean,fgsm,pgd20,cw20,apgd-ce,apgd-t,fab-t,square5000,autoattack")
+        .show_default();
+    app.option("--eps", a.eps, "radius, a fraction like 8/255 or a number").show_default();
+    app.option("--alpha", a.alpha, "PGD / CW step size").show_default();
+    app.option("--n", a.n, "evaluate the first N samples (default: all)");
+    app.option("--corruptions", a.corruptions,
+               "also evaluate common corruptions into --out/corruptions/: all (19), benchmark (CIFAR-10-C's 15), "
+               "fair-tat (FAIR-TAT's 18) or names, comma-separated (default: none)");
+    app.option("--corruption-severities", a.corruption_severities, "severities of --corruptions, e.g. 1,2,3,4,5 or 3")
+        .show_default();
+    app.option("--batch-size", a.batch_size, "batch size").show_default();
     // Unknown arguments are reported before missing ones: a misspelt flag is the likelier mistake.
     app.allow_extras();
     if (const int code = cli::parse(app, argc, argv, a.common, spec, out, err); code >= 0) return code;

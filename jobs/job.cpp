@@ -1,6 +1,5 @@
 #include "jobs/job.h"
 
-#include <CLI/CLI.hpp>
 #include <cmath>
 #include <csignal>
 #include <cstring>
@@ -29,6 +28,7 @@
 #include "nn/safetensors.h"
 #include "train/methods/method_util.h"
 #include "train/stop_signal.h"
+#include "util/flags.h"
 #include "util/split_list.h"
 
 namespace cw::train {
@@ -186,38 +186,38 @@ std::string default_arch(const std::string& dataset) {
     return "preact_resnet18";
 }
 
-void add_job_flags(CLI::App& app, JobConfig& job) {
+void add_job_flags(cli::FlagSet& app, JobConfig& job) {
     DataConfig& d = job.data;
-    app.add_option("--dataset", d.dataset, "dataset (fashion-mnist needs no download; mnist, cifar10, cifar100, gtsrb32, svhn ...)")
-        ->capture_default_str();
-    app.add_option("--val-split", d.val_split,
-                   "validation images held out of training, per class: none, first:K (CFA/FAIR-TAT, K=100 on CIFAR-10), "
-                   "last:K (FRL/WAT, K=300), fraction:F")->capture_default_str();
-    app.add_option("--train-n", d.train_n, "train on N images, class-proportional, in dataset order (0: all)")
-        ->check(CLI::Range(int64_t{0}, int64_t{100000000}));
-    app.add_option("--train-file", d.train_file, "train on the images and labels of this safetensors file (images F32 "
+    app.option("--dataset", d.dataset, "dataset (fashion-mnist needs no download; mnist, cifar10, cifar100, gtsrb32, svhn ...)")
+        .show_default();
+    app.option("--val-split", d.val_split,
+               "validation images held out of training, per class: none, first:K (CFA/FAIR-TAT, K=100 on CIFAR-10), "
+               "last:K (FRL/WAT, K=300), fraction:F").show_default();
+    app.option("--train-n", d.train_n, "train on N images, class-proportional, in dataset order (0: all)")
+        .range(int64_t{0}, int64_t{100000000});
+    app.option("--train-file", d.train_file, "train on the images and labels of this safetensors file (images F32 "
                                                  "[N,C,H,W], labels I32 [N]; e.g. a feature set of benz_features) "
                                                  "instead of the dataset's training split; the test split stays --dataset's")
-        ->check(CLI::ExistingFile);
-    app.add_option("--classes", d.classes, "all, or top:K: the K classes with the most training images (FRL's GTSRB: top:17)")
-        ->capture_default_str();
-    app.add_option("--epoch-eval-n", d.epoch_eval_n, "per-epoch evaluation on the first N of the --eval-n test images (0: all)")
-        ->check(CLI::Range(int64_t{0}, int64_t{100000000}));
-    app.add_option("--eval-n", d.eval_n, "evaluate on the first N test images (0: all)")->check(CLI::Range(int64_t{0}, int64_t{100000000}));
-    app.add_option("--batch-size", d.batch_size, "training batch size")->check(CLI::Range(int64_t{1}, int64_t{1000000}))->capture_default_str();
-    app.add_option("--eval-batch-size", d.eval_batch_size, "evaluation batch size")->check(CLI::Range(int64_t{1}, int64_t{1000000}))->capture_default_str();
-    app.add_option("--augment", d.augment, "default (the dataset's), none, crop, flip or crop+flip")->capture_default_str();
-    app.add_option("--pad-mode", d.pad_mode, "crop padding: reflect (Rice/CFA/FAIR-TAT) or zeros (TRADES/FRL/WAT/FAT)")
-        ->check(CLI::IsMember({"reflect", "zeros"}))->capture_default_str();
-    app.add_option("--normalize", d.normalize, "dataset (CIFAR mean/std as the model's first op) or none (TRADES/FRL)")
-        ->check(CLI::IsMember({"dataset", "none"}))->capture_default_str();
-    app.add_option("--arch", job.arch, "architecture (default: small_cnn for (Fashion-)MNIST, gtsrb_cnn for GTSRB, "
+        .existing_file();
+    app.option("--classes", d.classes, "all, or top:K: the K classes with the most training images (FRL's GTSRB: top:17)")
+        .show_default();
+    app.option("--epoch-eval-n", d.epoch_eval_n, "per-epoch evaluation on the first N of the --eval-n test images (0: all)")
+        .range(int64_t{0}, int64_t{100000000});
+    app.option("--eval-n", d.eval_n, "evaluate on the first N test images (0: all)").range(int64_t{0}, int64_t{100000000});
+    app.option("--batch-size", d.batch_size, "training batch size").range(int64_t{1}, int64_t{1000000}).show_default();
+    app.option("--eval-batch-size", d.eval_batch_size, "evaluation batch size").range(int64_t{1}, int64_t{1000000}).show_default();
+    app.option("--augment", d.augment, "default (the dataset's), none, crop, flip or crop+flip").show_default();
+    app.option("--pad-mode", d.pad_mode, "crop padding: reflect (Rice/CFA/FAIR-TAT) or zeros (TRADES/FRL/WAT/FAT)")
+        .one_of({"reflect", "zeros"}).show_default();
+    app.option("--normalize", d.normalize, "dataset (CIFAR mean/std as the model's first op) or none (TRADES/FRL)")
+        .one_of({"dataset", "none"}).show_default();
+    app.option("--arch", job.arch, "architecture (default: small_cnn for (Fashion-)MNIST, gtsrb_cnn for GTSRB, "
                                        "preact_resnet18 otherwise): " + [] {
                                            std::string s;
                                            for (const auto& n : nn::model_names()) s += (s.empty() ? "" : ", ") + n;
                                            return s;
                                        }());
-    app.add_option("--method", job.method, "training method: " + [] {
+    app.option("--method", job.method, "training method: " + [] {
                        std::string s;
                        for (const auto& n : method_names()) s += (s.empty() ? "" : ", ") + n;
                        return s;
@@ -225,49 +225,49 @@ void add_job_flags(CLI::App& app, JobConfig& job) {
                          "frl_baseline_rw (FRL's 'baseline reweight'), fair_tat_trades and fair_tat_fat (docs/protocols/fair_tat.md §4 item 4: the code ignores the target), "
                          "the proportional FAIR-TAT prior's floor; our proposals: the long-tail transfers "
                          "(n_k = robustly-correct counts, LDAM on a linear head, the cosine regulariser's formula)")
-        ->capture_default_str();
-    app.add_option("--init", job.init, "start from the weights of this checkpoint (FRL fine-tunes a PGD-AT model: "
-                                       "its hot start); same architecture and classes")->check(CLI::ExistingFile);
-    app.add_option("--eps", job.eps, "L∞ radius for training and evaluation, e.g. 8/255 or 0.1 (default: MNIST 0.3, "
+        .show_default();
+    app.option("--init", job.init, "start from the weights of this checkpoint (FRL fine-tunes a PGD-AT model: "
+                                       "its hot start); same architecture and classes").existing_file();
+    app.option("--eps", job.eps, "L∞ radius for training and evaluation, e.g. 8/255 or 0.1 (default: MNIST 0.3, "
                                      "Fashion-MNIST 0.1, others 8/255)");
     add_method_flags(app, job.method_options);
     add_recipe_flags(app, job.trainer.recipe);
     TrainerConfig& t = job.trainer;
-    app.add_option("--eval-steps", t.eval_steps, "PGD steps of the per-epoch evaluation (α = ε/4, 1 random start)")
-        ->check(CLI::Range(1, 100000))->capture_default_str();
-    app.add_option("--eval-every", t.eval_every, "evaluate after every N-th epoch (always after the last)")
-        ->check(CLI::Range(int64_t{1}, int64_t{1000000}))->capture_default_str();
-    app.add_option("--select-split", t.select_split, "split the best checkpoints are chosen on (default: val if any, else test)");
-    app.add_option("--ema", t.ema.every, "weight averaging: off, epoch (CFA/FAIR-TAT), step, or fawa (CFA's "
+    app.option("--eval-steps", t.eval_steps, "PGD steps of the per-epoch evaluation (α = ε/4, 1 random start)")
+        .range(1, 100000).show_default();
+    app.option("--eval-every", t.eval_every, "evaluate after every N-th epoch (always after the last)")
+        .range(int64_t{1}, int64_t{1000000}).show_default();
+    app.option("--select-split", t.select_split, "split the best checkpoints are chosen on (default: val if any, else test)");
+    app.option("--ema", t.ema.every, "weight averaging: off, epoch (CFA/FAIR-TAT), step, or fawa (CFA's "
                                          "fairness-aware averaging on the validation split; needs --val-split)")
-        ->check(CLI::IsMember({"off", "epoch", "step", "fawa"}))->capture_default_str();
-    app.add_option("--fawa-threshold", t.ema.fawa_threshold, "fawa: least worst-class validation PGD accuracy for an "
+        .one_of({"off", "epoch", "step", "fawa"}).show_default();
+    app.option("--fawa-threshold", t.ema.fawa_threshold, "fawa: least worst-class validation PGD accuracy for an "
                                                              "epoch to join the average (CFA paper 0.2, code 0.24)")
-        ->check(CLI::Range(0.f, 1.f))->capture_default_str();
-    app.add_option("--ema-decay", t.ema.decay, "EMA decay (CFA paper / FAIR-TAT 0.85; CFA code 0.88; per-step 0.999)")
-        ->check(CLI::Range(0.f, 1.f))->capture_default_str();
-    app.add_option("--ema-start", t.ema.start_epoch, "first epoch (0-based) that updates the average (CFA paper 50, codes 0)")
-        ->check(CLI::Range(int64_t{0}, int64_t{1000000}))->capture_default_str();
-    app.add_option("--precision", job.precision,
-                   "the training step's CPU convolutions: fp32, or bf16 (bf16 inputs, fp32 sums, fp32 master weights; "
-                   "needs AVX512_BF16, else fp32 with a note); evaluations stay as CLASSWISE_PRECISION says (fp32 "
-                   "unless set)")
-        ->check(CLI::IsMember({"fp32", "bf16"}));
-    app.add_option("--audit-steps", t.audit_steps,
-                   "write steps.csv every N optimiser steps: per class the loss, count, gradient-share norm and cosine "
-                   "with the full gradient (0: off; costs one backward pass per class present)")
-        ->check(CLI::Range(int64_t{0}, int64_t{1000000000}))->capture_default_str();
-    app.add_option("--final-attacks", job.final_attacks, "attacks for the final evaluation (besides clean), comma-separated: "
+        .range(0.f, 1.f).show_default();
+    app.option("--ema-decay", t.ema.decay, "EMA decay (CFA paper / FAIR-TAT 0.85; CFA code 0.88; per-step 0.999)")
+        .range(0.f, 1.f).show_default();
+    app.option("--ema-start", t.ema.start_epoch, "first epoch (0-based) that updates the average (CFA paper 50, codes 0)")
+        .range(int64_t{0}, int64_t{1000000}).show_default();
+    app.option("--precision", job.precision,
+               "the training step's CPU convolutions: fp32, or bf16 (bf16 inputs, fp32 sums, fp32 master weights; "
+               "needs AVX512_BF16, else fp32 with a note); evaluations stay as CLASSWISE_PRECISION says (fp32 "
+               "unless set)")
+        .one_of({"fp32", "bf16"});
+    app.option("--audit-steps", t.audit_steps,
+               "write steps.csv every N optimiser steps: per class the loss, count, gradient-share norm and cosine "
+               "with the full gradient (0: off; costs one backward pass per class present)")
+        .range(int64_t{0}, int64_t{1000000000}).show_default();
+    app.option("--final-attacks", job.final_attacks, "attacks for the final evaluation (besides clean), comma-separated: "
                                                          "fgsm, pgd20, cw20, apgd-ce, apgd-t, fab-t, square5000, autoattack")
-        ->capture_default_str();
-    app.add_option("--final-checkpoints", job.final_checkpoints,
-                   "checkpoints evaluated at the end: last, best_robust (Rice), best_fair (CFA), ema_last, ema_best_robust, ema_best_fair")
-        ->capture_default_str();
-    app.add_option("--final-corruptions", job.final_corruptions,
-                   "common corruptions for each final checkpoint, into eval_<checkpoint>_corruptions/: all (19), "
-                   "benchmark (CIFAR-10-C's 15), fair-tat (FAIR-TAT's 18) or names, comma-separated (default: off)");
-    app.add_option("--corruption-severities", job.corruption_severities, "severities of --final-corruptions, e.g. 1,2,3,4,5 or 3")
-        ->capture_default_str();
+        .show_default();
+    app.option("--final-checkpoints", job.final_checkpoints,
+               "checkpoints evaluated at the end: last, best_robust (Rice), best_fair (CFA), ema_last, ema_best_robust, ema_best_fair")
+        .show_default();
+    app.option("--final-corruptions", job.final_corruptions,
+               "common corruptions for each final checkpoint, into eval_<checkpoint>_corruptions/: all (19), "
+               "benchmark (CIFAR-10-C's 15), fair-tat (FAIR-TAT's 18) or names, comma-separated (default: off)");
+    app.option("--corruption-severities", job.corruption_severities, "severities of --final-corruptions, e.g. 1,2,3,4,5 or 3")
+        .show_default();
 }
 
 namespace {

@@ -15,8 +15,8 @@
 #include "jobs/registry.h"
 #include "train/trainer.h"
 
-namespace CLI {
-class App;
+namespace cw::cli {
+class FlagSet;
 }
 
 namespace cw::train {
@@ -64,7 +64,7 @@ struct JobConfig {
 };
 
 // Adds every job flag except the common ones (add those with cli::add_common_flags).
-void add_job_flags(CLI::App& app, JobConfig& job);
+void add_job_flags(cli::FlagSet& app, JobConfig& job);
 
 // The --classes rule: "all" → 0 (every class); "top:K" → K; throws naming `flag` otherwise (K < 2 or above the
 // class count, or not a whole number).

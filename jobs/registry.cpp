@@ -39,7 +39,7 @@ MethodPtr make_method(const std::string& name, const MethodOptions& o) {
     throw std::invalid_argument("unknown training method '" + name + "' (known: " + known + ")");
 }
 
-void add_method_flags(CLI::App& app, MethodOptions& o) {
+void add_method_flags(cli::FlagSet& app, MethodOptions& o) {
     for (const auto& f : method_families())
         if (f.add_flags) f.add_flags(app, o);
 }

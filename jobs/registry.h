@@ -14,8 +14,8 @@
 #include "train/methods/family.h"
 #include "train/methods/method_options.h"
 
-namespace CLI {
-class App;
+namespace cw::cli {
+class FlagSet;
 }
 
 namespace cw::train {
@@ -27,6 +27,6 @@ const std::vector<MethodFamily>& method_families();
 MethodPtr make_method(const std::string& name, const MethodOptions& options);
 const std::vector<std::string>& method_names();
 
-void add_method_flags(CLI::App& app, MethodOptions& options);
+void add_method_flags(cli::FlagSet& app, MethodOptions& options);
 
 }  // namespace cw::train

@@ -1,6 +1,5 @@
 #include "study/grid.h"
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +9,7 @@
 
 #include "nn/model_registry.h"
 #include "jobs/registry.h"
+#include "util/flags.h"
 
 namespace cw::study {
 
@@ -21,19 +21,12 @@ std::vector<std::string> split_flags(const std::string& text) {
 }
 
 void apply_train_flags(train::JobConfig& job, const std::vector<std::string>& flags) {
-    CLI::App app{"grid cell"};
+    cli::FlagSet app{"grid cell"};
     // Base, setting and command line may each give a flag: the later one wins.
-    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    app.repeated_flags_take_last();
     train::add_job_flags(app, job);
-    app.add_option("--epochs", job.common.epochs, "training epochs")->check(CLI::Range(int64_t{1}, int64_t{1000000}));
-    std::vector<std::string> reversed(flags.rbegin(), flags.rend());   // CLI11 takes the arguments last first
-    try {
-        app.parse(reversed);
-    } catch (const CLI::ParseError& e) {
-        std::string what = e.what();
-        std::replace(what.begin(), what.end(), '\n', ' ');
-        throw std::invalid_argument(what);
-    }
+    app.option("--epochs", job.common.epochs, "training epochs").range(int64_t{1}, int64_t{1000000});
+    app.parse(std::vector<std::string>(flags.rbegin(), flags.rend()));   // a FlagError is an invalid_argument
     // The job checks these only when it starts; a grid should fail before its first cell trains.
     const auto& methods = train::method_names();
     if (std::find(methods.begin(), methods.end(), job.method) == methods.end())

@@ -1,6 +1,5 @@
 #include "study/study.h"
 
-#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +16,7 @@
 #include "study/slurm.h"
 #include "train/stop_signal.h"
 #include "util/atomic_file.h"
+#include "util/flags.h"
 #include "util/split_list.h"
 
 namespace cw::study {
@@ -45,10 +45,10 @@ std::vector<Arm> arms_for_methods(const std::string& flag, const std::string& me
     return arms;
 }
 
-void add_methods_flag(CLI::App& app, std::string& methods) {
-    app.remove_option(app.get_option("--method"));
-    app.add_option("--methods", methods, "the methods compared, in order (each trains and is audited in <out>/<method>)")
-        ->capture_default_str();
+void add_methods_flag(cli::FlagSet& app, std::string& methods) {
+    app.remove("--method");
+    app.option("--methods", methods, "the methods compared, in order (each trains and is audited in <out>/<method>)")
+        .show_default();
 }
 
 std::string data_and_model(const train::JobConfig& base) {

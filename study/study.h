@@ -61,7 +61,7 @@ std::vector<Arm> arms_for_methods(const std::string& flag, const std::string& me
 
 // Replaces the job flag --method by --methods (the list arms_for_methods reads), for the binaries whose arms are
 // methods.
-void add_methods_flag(CLI::App& app, std::string& methods);
+void add_methods_flag(cli::FlagSet& app, std::string& methods);
 
 // "cifar10, resnet18": the data and the model the arms share (the dataset's default model when --arch is not
 // given), the start of the binaries' study titles.

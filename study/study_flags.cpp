@@ -1,33 +1,33 @@
 #include "study/study_flags.h"
 
-#include <CLI/CLI.hpp>
+#include "util/flags.h"
 
 namespace cw::study {
 
-void add_study_flags(CLI::App& app, StudyFlags& flags) {
-    app.add_flag("--yes", flags.yes, "on a CPU, train even when the estimate exceeds --ask-above (no question asked)");
-    app.add_option("--ask-above", flags.ask_above_s,
-                   "seconds: on a CPU, a run (not --quick) whose estimated training time exceeds this asks first "
-                   "(from a terminal) or needs --yes")
-        ->check(CLI::Range(0.0, 1e12))
-        ->capture_default_str();
-    app.add_option("--seeds", flags.seeds, "comma-separated: every arm once per seed, in <out>/<arm>/seed<k>/ "
+void add_study_flags(cli::FlagSet& app, StudyFlags& flags) {
+    app.flag("--yes", flags.yes, "on a CPU, train even when the estimate exceeds --ask-above (no question asked)");
+    app.option("--ask-above", flags.ask_above_s,
+               "seconds: on a CPU, a run (not --quick) whose estimated training time exceeds this asks first "
+               "(from a terminal) or needs --yes")
+        .range(0.0, 1e12)
+        .show_default();
+    app.option("--seeds", flags.seeds, "comma-separated: every arm once per seed, in <out>/<arm>/seed<k>/ "
                                            "(trained with --seed + k); the summary gives mean and std over seeds");
-    app.add_flag("--list-jobs", flags.list_jobs, "print the job ids (arm or arm/seed<k>), dependencies first, and exit");
-    app.add_option("--level", flags.level, "with --list-jobs: only the jobs of this dependency level (0: those that "
+    app.flag("--list-jobs", flags.list_jobs, "print the job ids (arm or arm/seed<k>), dependencies first, and exit");
+    app.option("--level", flags.level, "with --list-jobs: only the jobs of this dependency level (0: those that "
                                            "need nothing; empty output past the last level)")
-        ->check(CLI::Range(0, 1000000));
-    app.add_option("--job", flags.job, "run one job (an id or index from --list-jobs) and exit; resumable, and "
+        .range(0, 1000000);
+    app.option("--job", flags.job, "run one job (an id or index from --list-jobs) and exit; resumable, and "
                                        "locked so two processes never run it at once");
-    app.add_flag("--summary", flags.summary, "gather the finished jobs into the summary; list missing and failed ones");
-    app.add_flag("--slurm", flags.slurm, "write sbatch scripts for every job into <out>/slurm/ and print how to submit");
-    app.add_option("--slurm-gpus", flags.slurm_options.gpus, "GPUs per Slurm job (--gres=gpu:N; 0: none)")
-        ->check(CLI::Range(0, 64))->capture_default_str();
-    app.add_option("--slurm-cpus", flags.slurm_options.cpus, "CPUs per Slurm job (--cpus-per-task)")
-        ->check(CLI::Range(1, 1024))->capture_default_str();
-    app.add_option("--slurm-time", flags.slurm_options.time, "time limit of every Slurm job (--time)")
-        ->capture_default_str();
-    app.add_option("--slurm-partition", flags.slurm_options.partition, "Slurm partition (default: the cluster's)");
+    app.flag("--summary", flags.summary, "gather the finished jobs into the summary; list missing and failed ones");
+    app.flag("--slurm", flags.slurm, "write sbatch scripts for every job into <out>/slurm/ and print how to submit");
+    app.option("--slurm-gpus", flags.slurm_options.gpus, "GPUs per Slurm job (--gres=gpu:N; 0: none)")
+        .range(0, 64).show_default();
+    app.option("--slurm-cpus", flags.slurm_options.cpus, "CPUs per Slurm job (--cpus-per-task)")
+        .range(1, 1024).show_default();
+    app.option("--slurm-time", flags.slurm_options.time, "time limit of every Slurm job (--time)")
+        .show_default();
+    app.option("--slurm-partition", flags.slurm_options.partition, "Slurm partition (default: the cluster's)");
 }
 
 }  // namespace cw::study

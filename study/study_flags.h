@@ -13,8 +13,8 @@
 
 #include "study/slurm.h"
 
-namespace CLI {
-class App;
+namespace cw::cli {
+class FlagSet;
 }
 
 namespace cw::study {
@@ -31,6 +31,6 @@ struct StudyFlags {
     SlurmOptions slurm_options;
 };
 
-void add_study_flags(CLI::App& app, StudyFlags& flags);
+void add_study_flags(cli::FlagSet& app, StudyFlags& flags);
 
 }  // namespace cw::study

@@ -2,11 +2,11 @@
 // begin epoch, the switches, the per-base λ1, class state and its save/load, and the family's names and flags.
 #include <catch2/catch.hpp>
 
-#include <CLI/CLI.hpp>
 
 #include "fairness/methods/cfa.h"
 #include "nn/layers.h"
 #include "jobs/registry.h"
+#include "util/flags.h"
 
 using namespace cw;
 using namespace cw::train;
@@ -150,7 +150,7 @@ TEST_CASE("cfa and fair_tat: registry names, descriptions, flags and bad values"
     CHECK(tf.find("attack in train mode") != std::string::npos);
     CHECK(tf.find("reconstruction") != std::string::npos);
 
-    CLI::App app;
+    cli::FlagSet app{"t"};
     MethodOptions f;
     add_method_flags(app, f);
     const char* argv[] = {"t", "--cfa-begin", "3", "--cfa-lambda", "0.4", "--cfa-lambda-beta", "0.6", "--no-cfa-ccm",

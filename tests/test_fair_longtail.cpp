@@ -3,7 +3,6 @@
 // DRW switch, state save/load and the option errors.
 #include <catch2/catch.hpp>
 
-#include <CLI/CLI.hpp>
 #include <cmath>
 
 #include "engine/ops.h"
@@ -13,6 +12,7 @@
 #include "fairness/methods/longtail_weights.h"
 #include "tests/test_train_methods_util.h"
 #include "jobs/registry.h"
+#include "util/flags.h"
 
 using namespace cw;
 using namespace cw::train;
@@ -209,7 +209,7 @@ TEST_CASE("longtail: registry names, option errors and flags", "[fair]") {
     bad.longtail.cb_beta = 1.f;
     REQUIRE_THROWS_WITH(make_method("at_class_balanced", bad), Catch::Matchers::Contains("--cb-beta must be in (0, 1)"));
 
-    CLI::App app;
+    cli::FlagSet app{"t"};
     MethodOptions f;
     add_method_flags(app, f);
     const char* argv[] = {"t", "--cs-power", "2", "--critical-class", "3", "--critical-weight", "5", "--cb-beta", "0.99",

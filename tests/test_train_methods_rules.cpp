@@ -3,7 +3,6 @@
 // catastrophic-overfitting guard, the registry and flags; and each method training a tiny synthetic problem.
 #include <catch2/catch.hpp>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -17,6 +16,7 @@
 #include "train/methods/method_util.h"
 #include "jobs/registry.h"
 #include "train/methods/trades.h"
+#include "util/flags.h"
 
 using namespace cw;
 using namespace cw::train;
@@ -462,7 +462,7 @@ TEST_CASE("train methods: registry names, errors, descriptions and command-line 
     REQUIRE(make_method("pgd_at", o)->clean_forward_after_step() == CleanForward::Train);
     REQUIRE(make_method("trades", o)->clean_forward_after_step() == CleanForward::Off);
 
-    CLI::App app;
+    cli::FlagSet app{"t"};
     MethodOptions f;
     add_method_flags(app, f);
     const char* argv[] = {"t", "--trades-form", "cfa", "--beta", "3", "--fat-semantics", "CFA", "--fat-tau", "2",
@@ -479,7 +479,7 @@ TEST_CASE("train methods: registry names, errors, descriptions and command-line 
     REQUIRE_FALSE(f.random_start);
     REQUIRE(f.alpha == 0.01f);
     REQUIRE(f.steps == 7);
-    CLI::App app2;
+    cli::FlagSet app2{"t"};
     MethodOptions f2;
     add_method_flags(app2, f2);
     const char* bad_argv[] = {"t", "--trades-form", "zhang"};

@@ -6,7 +6,6 @@
 //
 // A RUN_DIR is any folder written by train, quickstart, an experiment or audit (or a results.json itself). Of the
 // common flags only --out means something here (nothing trains, nothing is evaluated).
-#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
 
@@ -14,6 +13,7 @@
 #include "report/compare_page.h"
 #include "report/gnuplot.h"
 #include "report/run_page.h"
+#include "util/flags.h"
 
 int main(int argc, char** argv) {
     using namespace cw;
@@ -24,14 +24,14 @@ int main(int argc, char** argv) {
     cli::CommonFlags common;
     cli::CommonSpec spec;
     spec.program = "report";
-    CLI::App app{"classwise report: one run's HTML page, or several runs compared (methods as columns)", "report"};
+    cli::FlagSet app{"classwise report: one run's HTML page, or several runs compared (methods as columns)", "report"};
     cli::add_common_flags(app, common, spec);
-    app.get_option("--out")->description("output folder (default for one run: the run's own folder; needed to compare)");
-    app.add_option("RUN_DIR", dirs, "run folders (or results.json files)");
-    app.add_option("--checkpoint", compare.checkpoint, "comparison: which evaluation of each run (last, best_robust, "
+    app.get("--out").description("output folder (default for one run: the run's own folder; needed to compare)");
+    app.option("RUN_DIR", dirs, "run folders (or results.json files)");
+    app.option("--checkpoint", compare.checkpoint, "comparison: which evaluation of each run (last, best_robust, "
                                                        "...; default: each run's first)");
-    app.add_option("--attack", compare.attack, "comparison: the robust column (default: the first attack all runs share)");
-    app.add_flag("--no-figures", no_figures, "tables only (no gnuplot)");
+    app.option("--attack", compare.attack, "comparison: the robust column (default: the first attack all runs share)");
+    app.flag("--no-figures", no_figures, "tables only (no gnuplot)");
     if (const int code = cli::parse(app, argc, argv, common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("report", [&] {
         if (dirs.empty()) throw std::runtime_error("RUN_DIR: give at least one run folder (see --help)");

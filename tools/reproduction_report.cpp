@@ -4,7 +4,6 @@
 // AutoAttack. Reads only results.json and history.csv files, so the page can be rebuilt anywhere without training.
 //
 //   build/tools/reproduction_report --results results/reproduction --out docs/reproduction.md
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -19,6 +18,7 @@
 #include "cli/common_flags.h"
 #include "util/atomic_file.h"
 #include "util/csv.h"
+#include "util/flags.h"
 #include "util/format.h"
 #include "eval/agreement.h"
 #include "report/claims.h"
@@ -560,10 +560,10 @@ int main(int argc, char** argv) {
     spec.program = "reproduction_report";
     spec.epochs_help = "accepted for a uniform command line; ignored";
     spec.resume_help = "accepted for a uniform command line; ignored";
-    CLI::App app{"docs/reproduction.md from the committed results of scripts/reproduction.sh", "reproduction_report"};
+    cli::FlagSet app{"docs/reproduction.md from the committed results of scripts/reproduction.sh", "reproduction_report"};
     cli::add_common_flags(app, common, spec);
-    app.add_option("--results", results, "the results tree")->capture_default_str();
-    app.add_option("--datasets", datasets, "datasets, in page order")->capture_default_str();
+    app.option("--results", results, "the results tree").show_default();
+    app.option("--datasets", datasets, "datasets, in page order").show_default();
     if (const int code = cli::parse(app, argc, argv, common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("reproduction_report", [&] {
         if (!fs::is_directory(results)) throw std::runtime_error("--results " + results + ": no such folder");

@@ -9,7 +9,6 @@
 //                                                 report::summary_row: clean, worst class, bottom 3, spread, lifts)
 //   --method-of RUN_DIR                           the method's description from the run's job.json
 //   --best-epochs RUN_DIR...                      the best_robust epoch of each run (selection.json), "?" if none
-#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -17,6 +16,7 @@
 #include "cli/common_flags.h"
 #include "util/atomic_file.h"
 #include "report/seed_table.h"
+#include "util/flags.h"
 
 namespace {
 
@@ -66,16 +66,16 @@ int main(int argc, char** argv) {
     spec.program = "seeds";
     spec.epochs_help = "accepted for a uniform command line; ignored";
     spec.resume_help = "accepted for a uniform command line; ignored";
-    CLI::App app{"Mean ± std over runs (seeds) of per-class, overall, worst-class accuracy and spread", "seeds"};
+    cli::FlagSet app{"Mean ± std over runs (seeds) of per-class, overall, worst-class accuracy and spread", "seeds"};
     cli::add_common_flags(app, common, spec);
-    app.add_option("runs", runs, "results.json files or the folders holding them (one per seed)");
-    app.add_flag("--row", row, "print one summary row instead of the table: clean, clean worst, the attack, its worst "
+    app.option("runs", runs, "results.json files or the folders holding them (one per seed)");
+    app.flag("--row", row, "print one summary row instead of the table: clean, clean worst, the attack, its worst "
                                "class, bottom 3 and spread, and the lifts over --reference");
-    app.add_option("--attack", attack, "the attack of --row (default pgd20)");
-    app.add_option("--reference", reference, "with --row: the reference method's runs (results.json or folders)");
-    app.add_option("--method-of", method_run, "print the method description of this run folder's job.json and exit");
-    app.add_option("--best-epochs", best_epoch_runs,
-                   "print the best_robust epochs of these run folders (selection.json), comma-separated, and exit");
+    app.option("--attack", attack, "the attack of --row (default pgd20)");
+    app.option("--reference", reference, "with --row: the reference method's runs (results.json or folders)");
+    app.option("--method-of", method_run, "print the method description of this run folder's job.json and exit");
+    app.option("--best-epochs", best_epoch_runs,
+               "print the best_robust epochs of these run folders (selection.json), comma-separated, and exit");
     if (const int code = cli::parse(app, argc, argv, common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("seeds", [&] {
         if (!method_run.empty()) {

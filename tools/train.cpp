@@ -3,10 +3,10 @@
 //
 //   build/tools/train --dataset cifar10 --method trades --epochs 100 --out runs/trades
 //   build/tools/train --dataset gtsrb32 --method pgd_at --epochs 5 --train-n 5000 --out runs/gtsrb --resume
-#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "jobs/job.h"
+#include "util/flags.h"
 
 int main(int argc, char** argv) {
     using namespace cw;
@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
     spec.program = "train";
     spec.quick_preset = {{"--train-n", "2000"}, {"--epochs", "2"}, {"--eval-n", "500"}, {"--batch-size", "64"}};
     spec.quick_what = "a short run on a real subset";
-    CLI::App app{"classwise train: one training loop for every method, evaluated class by class", "train"};
+    cli::FlagSet app{"classwise train: one training loop for every method, evaluated class by class", "train"};
     cli::add_common_flags(app, job.common, spec);
     train::add_job_flags(app, job);
     if (const int code = cli::parse(app, argc, argv, job.common, spec, std::cout, std::cerr); code >= 0) return code;

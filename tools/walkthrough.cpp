@@ -5,7 +5,6 @@
 // timings, and everything random draws from --seed.
 //
 //   build/tools/walkthrough --device cpu [--images 8] [--warmup-steps 40] [--attack-steps 5] [--seed 0]
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -21,6 +20,7 @@
 #include "nn/model_registry.h"
 #include "nn/optim.h"
 #include "train/methods/method_util.h"
+#include "util/flags.h"
 
 namespace {
 
@@ -232,17 +232,17 @@ int main(int argc, char** argv) {
     spec.program = "walkthrough";
     spec.epochs_help = "accepted for a uniform command line; ignored (one step)";
     spec.resume_help = "accepted for a uniform command line; ignored (nothing is saved)";
-    CLI::App app{"One PGD-AT step of the small CNN on Fashion-MNIST, with the tape, gradient norms and the SGD step",
+    cli::FlagSet app{"One PGD-AT step of the small CNN on Fashion-MNIST, with the tape, gradient norms and the SGD step",
                  "walkthrough"};
     cli::add_common_flags(app, common, spec);
-    app.add_option("--images", c.images, "images in the PGD-AT step")->capture_default_str();
-    app.add_option("--warmup-steps", c.warmup_steps, "natural SGD steps before it (the last layer starts at zero)")
-        ->capture_default_str();
-    app.add_option("--warmup-lr", c.warmup_lr, "warm-up SGD learning rate (momentum 0.9)")->capture_default_str();
-    app.add_option("--warmup-batch", c.warmup_batch, "images per warm-up step")->capture_default_str();
-    app.add_option("--attack-steps", c.attack_steps, "PGD steps (alpha = 2.5*eps/steps)")->capture_default_str();
-    app.add_option("--eps", c.eps, "L-infinity radius")->capture_default_str();
-    app.add_option("--lr", c.lr, "SGD learning rate (no momentum, no weight decay)")->capture_default_str();
+    app.option("--images", c.images, "images in the PGD-AT step").show_default();
+    app.option("--warmup-steps", c.warmup_steps, "natural SGD steps before it (the last layer starts at zero)")
+        .show_default();
+    app.option("--warmup-lr", c.warmup_lr, "warm-up SGD learning rate (momentum 0.9)").show_default();
+    app.option("--warmup-batch", c.warmup_batch, "images per warm-up step").show_default();
+    app.option("--attack-steps", c.attack_steps, "PGD steps (alpha = 2.5*eps/steps)").show_default();
+    app.option("--eps", c.eps, "L-infinity radius").show_default();
+    app.option("--lr", c.lr, "SGD learning rate (no momentum, no weight decay)").show_default();
     if (const int code = cli::parse(app, argc, argv, common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("walkthrough", [&] { return run(c, common, std::cout); });
 }

@@ -1,8 +1,9 @@
 #include "train/recipe.h"
 
-#include <CLI/CLI.hpp>
 #include <sstream>
 #include <stdexcept>
+
+#include "util/flags.h"
 
 namespace cw::train {
 
@@ -44,25 +45,25 @@ std::string describe(const Recipe& r) {
     return s.str();
 }
 
-void add_recipe_flags(CLI::App& app, Recipe& r) {
-    app.add_option("--optimizer", r.optimizer, "sgd, adam or adamw")
-        ->check(CLI::IsMember({"sgd", "adam", "adamw"}))->capture_default_str();
-    app.add_option("--lr", r.lr, "base learning rate")->check(CLI::Range(1e-9, 1e3))->capture_default_str();
-    app.add_option("--momentum", r.momentum, "SGD momentum")->check(CLI::Range(0.0, 1.0))->capture_default_str();
-    app.add_flag("--nesterov", r.nesterov, "SGD with Nesterov momentum");
-    app.add_option("--weight-decay,--wd", r.weight_decay, "weight decay (all parameters, as the reference codes)")
-        ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-    app.add_option("--schedule", r.schedule,
-                   "learning-rate schedule, updated every iteration: constant; piecewise (÷10 at 50% and 75%: "
-                   "Rice/CFA/FAIR-TAT); multistep (--milestones, --gamma); cosine; cyclic (0 → lr → 0, Wong et al.)")
-        ->check(CLI::IsMember({"constant", "piecewise", "multistep", "cosine", "cyclic"}))->capture_default_str();
-    app.add_option("--milestones", r.milestones, "multistep: epochs where the lr is multiplied by --gamma")
-        ->delimiter(',');
-    app.add_option("--gamma", r.gamma, "multistep factor")->check(CLI::Range(1e-9, 1.0))->capture_default_str();
-    app.add_option("--warmup-epochs", r.warmup_epochs, "linear warm-up from 0 over this many epochs")
-        ->check(CLI::Range(0.0, 1e6))->capture_default_str();
-    app.add_option("--cyclic-peak", r.cyclic_peak_fraction, "cyclic: fraction of training at the peak lr (CIFAR 0.5, MNIST 0.4)")
-        ->check(CLI::Range(0.01, 0.99))->capture_default_str();
+void add_recipe_flags(cli::FlagSet& app, Recipe& r) {
+    app.option("--optimizer", r.optimizer, "sgd, adam or adamw")
+        .one_of({"sgd", "adam", "adamw"}).show_default();
+    app.option("--lr", r.lr, "base learning rate").range(1e-9, 1e3).show_default();
+    app.option("--momentum", r.momentum, "SGD momentum").range(0.0, 1.0).show_default();
+    app.flag("--nesterov", r.nesterov, "SGD with Nesterov momentum");
+    app.option("--weight-decay,--wd", r.weight_decay, "weight decay (all parameters, as the reference codes)")
+        .range(0.0, 1.0).show_default();
+    app.option("--schedule", r.schedule,
+               "learning-rate schedule, updated every iteration: constant; piecewise (÷10 at 50% and 75%: "
+               "Rice/CFA/FAIR-TAT); multistep (--milestones, --gamma); cosine; cyclic (0 → lr → 0, Wong et al.)")
+        .one_of({"constant", "piecewise", "multistep", "cosine", "cyclic"}).show_default();
+    app.option("--milestones", r.milestones, "multistep: epochs where the lr is multiplied by --gamma")
+        .list_separator(',');
+    app.option("--gamma", r.gamma, "multistep factor").range(1e-9, 1.0).show_default();
+    app.option("--warmup-epochs", r.warmup_epochs, "linear warm-up from 0 over this many epochs")
+        .range(0.0, 1e6).show_default();
+    app.option("--cyclic-peak", r.cyclic_peak_fraction, "cyclic: fraction of training at the peak lr (CIFAR 0.5, MNIST 0.4)")
+        .range(0.01, 0.99).show_default();
 }
 
 }  // namespace cw::train

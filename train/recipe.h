@@ -9,8 +9,8 @@
 #include "nn/optim.h"
 #include "nn/schedule.h"
 
-namespace CLI {
-class App;
+namespace cw::cli {
+class FlagSet;
 }
 
 namespace cw::train {
@@ -34,7 +34,7 @@ nn::LrSchedulePtr make_schedule(const Recipe& r, double epochs);
 // One line for logs: "sgd lr 0.1 momentum 0.9 wd 0.0005, piecewise schedule".
 std::string describe(const Recipe& r);
 
-void add_recipe_flags(CLI::App& app, Recipe& r);
+void add_recipe_flags(cli::FlagSet& app, Recipe& r);
 
 }  // namespace cw::train
 

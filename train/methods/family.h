@@ -10,8 +10,8 @@
 #include "train/method.h"
 #include "train/methods/method_options.h"
 
-namespace CLI {
-class App;
+namespace cw::cli {
+class FlagSet;
 }
 
 namespace cw::train {
@@ -21,7 +21,7 @@ struct MethodFamily {
     std::vector<std::string> names;          // registry names, e.g. {"cfa_at", "cfa_trades"}
     // Builds one of `names`; `options` has eps, alpha, steps and the family's own settings resolved.
     std::function<MethodPtr(const std::string& name, const MethodOptions& options)> make;
-    std::function<void(CLI::App& app, MethodOptions& options)> add_flags;   // may be empty
+    std::function<void(cli::FlagSet& app, MethodOptions& options)> add_flags;   // may be empty
 };
 
 // The baselines: natural, pgd_at, fgsm_rs, trades, fat, mart (train/methods/baseline_family.cpp). The fair
