@@ -1,6 +1,5 @@
 #include "study/study.h"
 
-
 #include <algorithm>
 #include <chrono>
 #include <filesystem>

@@ -2,7 +2,6 @@
 // begin epoch, the switches, the per-base λ1, class state and its save/load, and the family's names and flags.
 #include <catch2/catch.hpp>
 
-
 #include "fairness/methods/cfa.h"
 #include "nn/layers.h"
 #include "jobs/registry.h"

@@ -1,4 +1,3 @@
-
 #include "fairness/methods/faal.h"
 #include "fairness/methods/families.h"
 #include "util/flags.h"

@@ -1,4 +1,3 @@
-
 #include "fairness/methods/frl.h"
 #include "fairness/methods/frl_baseline_rw.h"
 #include "fairness/methods/wat.h"

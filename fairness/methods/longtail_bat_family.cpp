@@ -1,4 +1,3 @@
-
 #include "fairness/methods/bat.h"
 #include "fairness/methods/longtail_at.h"
 #include "fairness/methods/families.h"
