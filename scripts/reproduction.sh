@@ -226,8 +226,10 @@ record_cpu() {  # run folder
 
 # Returns 1 when the hot start failed, 2 when the study was stopped meanwhile (a worker stopped by a signal), so a
 # waiting worker never outlives the study.
+hot_start_ready() { [ -s "$1/eval_last/results.json" ] && [ ! -e "$1/REGENERATING" ]; }
+
 wait_for_hot_start() {  # the hot start's run folder
-    while [ ! -s "$1/eval_last/results.json" ] || [ -e "$1/REGENERATING" ]; do
+    while ! hot_start_ready "$1"; do
         [ ! -e "$1/FAILED" ] || { echo "FAILED: its hot start failed: $1 (see $1/log.txt)"; return 1; }
         [ ! -e "$stopped" ] || return 2
         sleep 1
@@ -262,6 +264,9 @@ run_one() {
     fi
     local hot=""
     case $a in frl_*) hot="$out/$ds/pgd_at/seed$s" ;; faal) hot="$out/$ds/trades/seed$s" ;; esac
+    # While its hot start trains and other jobs are queued, a fine-tune goes back to the queue's end (3: requeue), so
+    # that a worker does not sit idle behind it; with nothing else queued it waits.
+    if [ -n "$hot" ] && ! hot_start_ready "$hot" && [ ! -e "$hot/FAILED" ] && [ -s "$queue" ]; then return 3; fi
     [ -z "$hot" ] || wait_for_hot_start "$hot" || return
     mkdir -p "$dir"
     record_cpu "$dir"
@@ -282,7 +287,7 @@ fi
 
 # The queue, seed by seed: every arm's seed 0 before any seed 1, so that a study stopped midway has whole paired
 # seeds to compare; within a seed the hot starts first (PGD-AT and TRADES before their FRL and FAAL fine-tunes, which
-# come last), so a fine-tune seldom waits.
+# come last), so a fine-tune seldom waits, and one that would goes back to the queue's end (run_one).
 mkdir -p "$out"
 queue="$out/queue-$phase.txt"
 stopped="$out/stopped-$phase"  # a worker was stopped by a signal: the others stop too
@@ -290,7 +295,7 @@ rm -f "$stopped"
 find "$out" -name FAILED -delete  # a rerun tries every failed job again
 jobs | awk '{print $3, ($2 ~ /^(pgd_at|trades)$/ ? 0 : $2 ~ /^(frl_|faal)/ ? 2 : 1), $0}' | sort -s -k1,1n -k2,2n | cut -d' ' -f3- > "$queue"
 worker() {
-    local job
+    local job requeued=0
     while true; do
         [ ! -e "$stopped" ] || return 0
         job=$(flock "$queue" bash -c 'head -1 "$0"; sed -i 1d "$0"' "$queue")
@@ -299,6 +304,11 @@ worker() {
         run_one $job || rc=$?
         # Stopped by a signal: a rerun rebuilds the queue and resumes this job.
         if [ "$rc" = 2 ]; then touch "$stopped"; return 0; fi
+        if [ "$rc" != 3 ]; then requeued=0; continue; fi
+        flock "$queue" bash -c 'echo "$1" >> "$0"' "$queue" "$job"
+        # Once every queued job has gone round waiting, wait a second before the next round.
+        requeued=$((requeued + 1))
+        if [ "$requeued" -ge "$(wc -l < "$queue")" ]; then requeued=0; sleep 1; fi
     done
 }
 for w in $(seq "$workers"); do worker & done
