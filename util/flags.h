@@ -13,7 +13,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
