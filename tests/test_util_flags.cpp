@@ -89,6 +89,12 @@ TEST_CASE("flags: range, one_of and a bad number are one-line errors naming the 
     CHECK(parse_error(f2, {"--lr", "1.5"}) == "--lr: Value 1.5 not in range 0.000000 to 1.000000");
     CHECK(parse_error(f3, {"--device", "gpu"}) == "--device: gpu not in {auto,cpu,cuda}");
     CHECK(parse_error(f4, {"--steps", "ten"}) == "--steps: Value ten not in range 1 to 100");
+    // An unsigned number: CLI11 alone would read -1 as 2^64 - 1.
+    FlagSet f5{"t"};
+    uint64_t seed = 7;
+    f5.option("--seed", seed, "");
+    CHECK(parse_error(f5, {"--seed", "-1"}) == "--seed: expected a whole number >= 0, got '-1'");
+    CHECK(seed == 7);
     parse(flags, {"--steps", "100", "--lr", "0", "--device", "cpu"});   // the bounds themselves are inside
     CHECK(steps == 100);
     CHECK(lr == 0.0);

@@ -105,8 +105,17 @@ Flag FlagSet::option(const std::string& name, int& target, const std::string& he
 Flag FlagSet::option(const std::string& name, int64_t& target, const std::string& help) {
     return Flag(app_->add_option(name, target, help));
 }
+// CLI11 reads an unsigned number with strtoull, which takes "-1" as 2^64 - 1: refused instead.
 Flag FlagSet::option(const std::string& name, uint64_t& target, const std::string& help) {
-    return Flag(app_->add_option(name, target, help));
+    CLI::Option* opt = app_->add_option(name, target, help);
+    opt->check(CLI::Validator(
+        [](std::string& text) -> std::string {
+            const size_t first = text.find_first_not_of(" \t");
+            if (first != std::string::npos && text[first] == '-') return "expected a whole number >= 0, got '" + text + "'";
+            return std::string();
+        },
+        ""));
+    return Flag(opt);
 }
 Flag FlagSet::option(const std::string& name, float& target, const std::string& help) {
     return Flag(app_->add_option(name, target, help));
