@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
     spec.quick_what = "natural and PGD-AT LeNet-5 on 5,000 real CIFAR-10 images, 5 epochs; 500 test images under the "
                       "19 corruptions at severity 3";
     cli::FlagSet app{"classwise benz_corruptions: common corruptions per class, natural vs adversarial training, ranking "
-                 "under corruptions vs under attack (Benz et al. 3.4)", "benz_corruptions"};
+                     "under corruptions vs under attack (Benz et al. 3.4)", "benz_corruptions"};
     cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
     study::add_study_flags(app, study_flags);

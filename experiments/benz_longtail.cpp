@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
                          {"--final-checkpoints", "last"}, {"--out", "runs/benz_longtail_quick"}};
     spec.quick_what = "all eight arms, LeNet-5 on 5,000 real CIFAR-10 images, 5 epochs, 5-step attacks, 1,000 test images";
     cli::FlagSet app{"classwise benz_longtail: long-tail remedies against PGD-AT, per class, critical class highlighted "
-                 "(Benz et al. 3.3)", "benz_longtail"};
+                     "(Benz et al. 3.3)", "benz_longtail"};
     cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
     study::add_study_flags(app, study_flags);

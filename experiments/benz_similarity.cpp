@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
                          {"--epoch-eval-n", "300"}, {"--out", "runs/benz_similarity_quick"}};
     spec.quick_what = "LeNet-5 on 5,000 real training images, 5 epochs, 5-step attacks, 1,000 test images";
     cli::FlagSet app{"classwise benz_similarity: confusion structure, cross-class similarity and vulnerability, natural "
-                 "vs PGD-AT (Benz et al. §3.2)", "benz_similarity"};
+                     "vs PGD-AT (Benz et al. §3.2)", "benz_similarity"};
     cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
     study::add_study_flags(app, study_flags);

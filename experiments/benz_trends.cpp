@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
                          {"--epoch-eval-n", "1000"}, {"--out", "runs/benz_trends_quick"}};
     spec.quick_what = "LeNet-5 on 5,000 real training images, 10 epochs each evaluated on 1,000 test images, 5-step attacks";
     cli::FlagSet app{"classwise benz_trends: per-class accuracy over training and Figures 1-2, natural vs PGD-AT "
-                 "(Benz et al. §3.1)", "benz_trends"};
+                     "(Benz et al. §3.1)", "benz_trends"};
     cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
     study::add_study_flags(app, study_flags);

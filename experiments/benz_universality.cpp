@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
     spec.quick_what = "the quick grid: MNIST, Fashion-MNIST and CIFAR-10 subsets, small CNN and LeNet-5, natural "
                       "and PGD-AT, Adam vs SGD on CIFAR-10, 3 seeds, 2,000 training images, 2 epochs (36 cells, about 20 minutes on two cores)";
     cli::FlagSet app{"classwise benz_universality: per-class robustness rankings across a grid of settings "
-                 "(Benz et al. §3.1)", "benz_universality"};
+                     "(Benz et al. §3.1)", "benz_universality"};
     cli::add_common_flags(app, base.common, spec);
     app.get("--seed").description("added to every seed of the grid (default 0: the grid's seeds as listed)");
     study::StudyFlags study_flags;

@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
                          {"--out", "runs/fairtat_cfp_quick"}};
     spec.quick_what = "LeNet-5 on 5,000 real training images, 5 epochs; 500 test images, Square with 1,000 queries";
     cli::FlagSet app{"classwise fairtat_cfp: which classes absorb the errors of robust models, per attack (FAIR-TAT §4)",
-                 "fairtat_cfp"};
+                     "fairtat_cfp"};
     cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
     study::add_study_flags(app, study_flags);

@@ -74,8 +74,8 @@ int main(int argc, char** argv) {
                          {"--epoch-eval-n", "300"},   {"--out", "runs/frl_tables_quick"}};
     spec.quick_what = "LeNet-5 on 4,000 real training images: 5 epochs from scratch, 3 of FRL fine-tuning";
     cli::FlagSet app{"classwise frl_tables: PGD-AT, TRADES and FRL's three variants per class, with the constraint "
-                 "violations per epoch (Xu et al. §5)",
-                 "frl_tables"};
+                     "violations per epoch (Xu et al. §5)",
+                     "frl_tables"};
     cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
     study::add_study_flags(app, study_flags);

@@ -181,7 +181,7 @@ int main(int argc, char** argv) {
                          {"--k-sweep", "1.5,2,3"}, {"--eps-sweep", "0.1,0.5,0.7"}, {"--out", "runs/gaussian_theory_quick"}};
     spec.quick_what = "the same protocol with fewer samples, epochs and sweep points, seconds on two cores";
     cli::FlagSet app{"FRL §3's Gaussian example: class-wise errors of the optimal and of trained linear classifiers, "
-                 "natural and adversarial (no data files: --data-dir is not used)", "gaussian_theory"};
+                     "natural and adversarial (no data files: --data-dir is not used)", "gaussian_theory"};
     cli::add_common_flags(app, common, spec);
     study::StudyFlags study_flags;
     study::add_study_flags(app, study_flags);

@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
                          {"--out", "runs/xu_preliminary_quick"}};
     spec.quick_what = "LeNet-5 on 5,000 real training images, 5 epochs, 5-step attacks, 1,000 test images";
     cli::FlagSet app{"classwise xu_preliminary: natural vs PGD-AT vs TRADES per class, PGD-20 at two radii (Xu et al. §2)",
-                 "xu_preliminary"};
+                     "xu_preliminary"};
     cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
     study::add_study_flags(app, study_flags);

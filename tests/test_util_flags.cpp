@@ -158,8 +158,8 @@ TEST_CASE("flags: given_tokens returns the flags given from one option on, to pa
     // outside [first, end).
     CHECK(flags.given_tokens(first, end) ==
           std::vector<std::string>{"--lr", "0.5", "--resume", "--list", "a", "--list", "b"});
-    CHECK(flags.given_tokens(0, flags.size()) ==
-          std::vector<std::string>{"--out", "o", "--lr", "0.5", "--resume", "--list", "a", "--list", "b", "--grid", "g"});
+    CHECK(flags.given_tokens(0, flags.size()) == std::vector<std::string>{"--out", "o", "--lr", "0.5", "--resume", "--list",
+                                                                           "a", "--list", "b", "--grid", "g"});
 }
 
 TEST_CASE("flags: repeated flags, removed flags and unknown arguments", "[flags]") {

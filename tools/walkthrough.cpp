@@ -233,7 +233,7 @@ int main(int argc, char** argv) {
     spec.epochs_help = "accepted for a uniform command line; ignored (one step)";
     spec.resume_help = "accepted for a uniform command line; ignored (nothing is saved)";
     cli::FlagSet app{"One PGD-AT step of the small CNN on Fashion-MNIST, with the tape, gradient norms and the SGD step",
-                 "walkthrough"};
+                     "walkthrough"};
     cli::add_common_flags(app, common, spec);
     app.option("--images", c.images, "images in the PGD-AT step").show_default();
     app.option("--warmup-steps", c.warmup_steps, "natural SGD steps before it (the last layer starts at zero)")

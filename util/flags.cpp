@@ -111,8 +111,8 @@ Flag FlagSet::option(const std::string& name, uint64_t& target, const std::strin
     opt->check(CLI::Validator(
         [](std::string& text) -> std::string {
             const size_t first = text.find_first_not_of(" \t");
-            if (first != std::string::npos && text[first] == '-') return "expected a whole number >= 0, got '" + text + "'";
-            return std::string();
+            if (first == std::string::npos || text[first] != '-') return std::string();
+            return "expected a whole number >= 0, got '" + text + "'";
         },
         ""));
     return Flag(opt);
@@ -220,6 +220,8 @@ void FlagSet::parse(std::vector<std::string> args_last_first) {
 
 std::string FlagSet::help() const { return app_->help(); }
 
-std::string FlagSet::config_text() const { return app_->config_to_str(/*default_also=*/true, /*write_description=*/false); }
+std::string FlagSet::config_text() const {
+    return app_->config_to_str(/*default_also=*/true, /*write_description=*/false);
+}
 
 }  // namespace cw::cli
