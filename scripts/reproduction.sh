@@ -224,10 +224,11 @@ record_cpu() {  # run folder
     } > "$1/cpu.txt"
 }
 
-# Returns 1 when the hot start failed, 2 when the study was stopped meanwhile (a worker stopped by a signal), so a
-# waiting worker never outlives the study.
+# A hot start is ready once its evaluation is written and no regeneration is under way.
 hot_start_ready() { [ -s "$1/eval_last/results.json" ] && [ ! -e "$1/REGENERATING" ]; }
 
+# Returns 1 when the hot start failed, 2 when the study was stopped meanwhile (a worker stopped by a signal), so a
+# waiting worker never outlives the study.
 wait_for_hot_start() {  # the hot start's run folder
     while ! hot_start_ready "$1"; do
         [ ! -e "$1/FAILED" ] || { echo "FAILED: its hot start failed: $1 (see $1/log.txt)"; return 1; }
