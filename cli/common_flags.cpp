@@ -1,7 +1,9 @@
 #include "cli/common_flags.h"
 
-#include <algorithm>
+#include <iostream>
 #include <sstream>
+
+#include "util/format.h"
 
 namespace cw::cli {
 
@@ -79,19 +81,13 @@ int parse(FlagSet& app, int argc, const char* const* argv, CommonFlags& f, const
     return -1;
 }
 
-}  // namespace cw::cli
-
-#include <iostream>
-namespace cw::cli {
 int run_guarded(const std::string& program, const std::function<int()>& work) {
     try {
         return work();
     } catch (const ExitRequest& e) {
         return e.code;
     } catch (const std::exception& e) {
-        std::string what = e.what();
-        std::replace(what.begin(), what.end(), '\n', ' ');
-        std::cerr << program << ": " << what << "\n";
+        std::cerr << program << ": " << util::one_line(e.what()) << "\n";
         return 1;
     }
 }

@@ -17,6 +17,7 @@
 #include "jobs/job.h"
 #include "nn/checkpoint.h"
 #include "util/flags.h"
+#include "util/format.h"
 #include "util/split_list.h"
 
 namespace cw::eval {
@@ -240,9 +241,7 @@ int audit_main(int argc, const char* const* argv, std::ostream& out, std::ostrea
     try {
         return run(a, out);
     } catch (const std::exception& e) {
-        std::string what = e.what();
-        std::replace(what.begin(), what.end(), '\n', ' ');
-        err << "audit: " << what << "\n";
+        err << "audit: " << util::one_line(e.what()) << "\n";
         return 1;
     }
 }

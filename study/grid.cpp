@@ -10,6 +10,7 @@
 #include "nn/model_registry.h"
 #include "jobs/registry.h"
 #include "util/flags.h"
+#include "util/format.h"
 
 namespace cw::study {
 
@@ -164,9 +165,7 @@ Grid load_grid(const std::string& spec) {
     try {
         j = nlohmann::json::parse(in);
     } catch (const nlohmann::json::parse_error& e) {
-        std::string what = e.what();
-        std::replace(what.begin(), what.end(), '\n', ' ');
-        throw std::invalid_argument("grid '" + spec + "': not valid JSON: " + what);
+        throw std::invalid_argument("grid '" + spec + "': not valid JSON: " + util::one_line(e.what()));
     }
     return grid_from_json(j, spec);
 }

@@ -46,3 +46,12 @@ TEST_CASE("fixed numbers: digits, a sign for an effect's direction, a dash for N
     CHECK(util::fixed(10.0, 0) == "10");
     CHECK(util::fixed(std::nan(""), 1, true) == "–");
 }
+
+TEST_CASE("an error message as one line: every line break a space, \\r\\n one break", "[format]") {
+    CHECK(util::one_line("a\nb") == "a b");
+    CHECK(util::one_line("Run with --help for more information.\n") == "Run with --help for more information. ");
+    CHECK(util::one_line("x\r\ny\rz") == "x y z");
+    CHECK(util::one_line("\n\n") == "  ");
+    CHECK(util::one_line("no break") == "no break");
+    CHECK(util::one_line("") == "");
+}

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "util/format.h"
+
 namespace cw::cli {
 
 Flag& Flag::range_real(double lo, double hi) {
@@ -76,9 +78,7 @@ std::string Flag::last_value() const { return option_->results().empty() ? std::
 namespace {
 // CLI11's messages can span lines; ours are one line.
 [[noreturn]] void rethrow_one_line(const CLI::ParseError& e) {
-    std::string what = e.what();
-    std::replace(what.begin(), what.end(), '\n', ' ');
-    throw FlagError(what);
+    throw FlagError(util::one_line(e.what()));
 }
 }  // namespace
 

@@ -44,4 +44,14 @@ std::string duration_seconds(double s) {
     return out;
 }
 
+std::string one_line(const std::string& message) {
+    std::string line;
+    line.reserve(message.size());
+    for (size_t i = 0; i < message.size(); ++i) {
+        if (message[i] == '\r' && i + 1 < message.size() && message[i + 1] == '\n') continue;  // \r\n: one break
+        line += (message[i] == '\n' || message[i] == '\r') ? ' ' : message[i];
+    }
+    return line;
+}
+
 }  // namespace cw::util

@@ -24,4 +24,8 @@ std::string duration_estimate(double seconds);
 // A measured cost in a report: "12.3 s", "512 s (8.5 min)" (minutes from 2 min on).
 std::string duration_seconds(double seconds);
 
+// A message as one line: each line break (\n, \r\n or \r) becomes a space. Errors reach the user as one line
+// "<program>: <what>", and some libraries' messages (CLI11, nlohmann::json) span lines.
+std::string one_line(const std::string& message);
+
 }  // namespace cw::util
