@@ -120,10 +120,17 @@ collect() {  # the small files of a finished run, into the results tree
 }
 
 # A run is finished when every final checkpoint has its evaluation: eval_last alone is written before the others, so
-# a run stopped during its best_robust evaluation has it and must still resume.
+# a run stopped during its best_robust evaluation has it and must still resume. A FAWA run that accepted no epoch (its
+# worst validation class never reached the threshold) has no EMA model, so no ema_last to evaluate: its
+# selection.json says so, and without that rule such a run (e.g. every GTSRB-17 CFA run) would train again on every
+# machine that lost its run folder.
+no_ema_model() { grep -q '"accepted": 0,' "$1/selection.json" 2>/dev/null; }
 finished() {  # dir arm
     local c
-    for c in $(checkpoints_of "$2" | tr ',' ' '); do [ -s "$1/eval_$c/results.json" ] || return 1; done
+    for c in $(checkpoints_of "$2" | tr ',' ' '); do
+        [ "$c" = ema_last ] && [ -s "$1/eval_last/results.json" ] && no_ema_model "$1" && continue
+        [ -s "$1/eval_$c/results.json" ] || return 1
+    done
 }
 
 # Runs one resumable process with one thread, its output appended to `log`. Returns 2 when Ctrl-C or SIGTERM stopped
