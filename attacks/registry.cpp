@@ -22,13 +22,23 @@ const std::vector<std::string>& attack_name_patterns() {
     return names;
 }
 
+namespace {
+// The K of pgd<K>, cw<K> or square<Q>: a step or query count from 1 to a million (pgd0 would be a random start
+// alone, reported as an attack).
+int count_in_name(const std::string& name, const std::string& digits) {
+    if (digits.size() > 7 || std::stol(digits) < 1 || std::stol(digits) > 1000000)
+        throw std::invalid_argument("attack '" + name + "': its number of steps or queries must lie in [1, 1000000]");
+    return static_cast<int>(std::stol(digits));
+}
+}  // namespace
+
 std::unique_ptr<Attack> make_attack(const std::string& name, const AttackOptions& o) {
     std::smatch m;
     if (name == "fgsm") return std::make_unique<Fgsm>(FgsmConfig{o.eps, false, o.mode});
     if (name == "fgsm-rs") return std::make_unique<FgsmRs>(FgsmRsConfig{o.eps, 1.25f, o.mode});
     if (std::regex_match(name, m, std::regex("pgd([0-9]+)(-l2)?"))) {
         PgdConfig c;
-        c.steps = std::stoi(m[1]);
+        c.steps = count_in_name(name, m[1]);
         c.restarts = o.restarts;
         c.mode = o.mode;
         if (m[2].matched) {
@@ -44,7 +54,7 @@ std::unique_ptr<Attack> make_attack(const std::string& name, const AttackOptions
     }
     if (std::regex_match(name, m, std::regex("cw([0-9]+)"))) {
         PgdConfig c = cw20_config(o.eps, o.alpha, o.mode);
-        c.steps = std::stoi(m[1]);
+        c.steps = count_in_name(name, m[1]);
         c.restarts = o.restarts;
         c.name = name;
         return std::make_unique<Pgd>(c);
@@ -71,7 +81,7 @@ std::unique_ptr<Attack> make_attack(const std::string& name, const AttackOptions
     if (std::regex_match(name, m, std::regex("square([0-9]+)"))) {
         SquareConfig c;
         c.eps = o.eps;
-        c.n_queries = std::stoi(m[1]);
+        c.n_queries = count_in_name(name, m[1]);
         c.mode = o.mode;
         return std::make_unique<Square>(c);
     }

@@ -1,5 +1,6 @@
 #include "jobs/job.h"
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include "datasets/batch.h"
 #include "datasets/dataset.h"
 #include "datasets/registry.h"
+#include "datasets/error.h"
 #include "datasets/splits.h"
 #include "engine/cpu/cpu_backend.h"
 #include "engine/cpu/precision_scope.h"
@@ -53,13 +55,44 @@ data::Split make_split(const data::Dataset& train, const std::string& rule_text)
         return split;
     }
     const int C = train.num_classes();
+    const std::string expected = "--val-split: expected none, first:K, last:K (K >= 0 images per class) or fraction:F "
+                                 "(0 <= F <= 1), got '" + rule_text + "'";
+    size_t used = 0;
+    double number = 0;
     try {
-        if (rule == "first") return data::split_first_k_per_class(train.labels, C, std::stoll(value));
-        if (rule == "last") return data::split_last_k_per_class(train.labels, C, std::stoll(value));
-        if (rule == "fraction") return data::split_fraction_per_class(train.labels, C, std::stod(value));
-    } catch (const std::invalid_argument&) {
+        number = std::stod(value, &used);
+    } catch (const std::exception&) {
+        throw std::invalid_argument(expected);
     }
-    throw std::invalid_argument("--val-split: expected none, first:K, last:K or fraction:F, got '" + rule_text + "'");
+    const bool whole = number == std::floor(number) && number >= 0;
+    if (used != value.size() || !std::isfinite(number) || (rule != "fraction" && !whole) ||
+        (rule == "fraction" && (number < 0 || number > 1)))
+        throw std::invalid_argument(expected);
+    try {
+        if (rule == "first") return data::split_first_k_per_class(train.labels, C, static_cast<int64_t>(number));
+        if (rule == "last") return data::split_last_k_per_class(train.labels, C, static_cast<int64_t>(number));
+        if (rule == "fraction") return data::split_fraction_per_class(train.labels, C, number);
+    } catch (const cw::data::DataError& e) {
+        throw std::invalid_argument("--val-split " + rule_text + ": " + e.what());   // e.g. more than a class holds
+    }
+    throw std::invalid_argument(expected);
+}
+
+// The checkpoints --final-checkpoints names, checked before training: a typo would otherwise be found after it.
+std::vector<std::string> final_checkpoint_list(const std::string& list, const std::string& ema) {
+    const std::vector<std::string>& known = checkpoint_names();
+    const std::vector<std::string> names = util::split_list(list);
+    for (const std::string& name : names) {
+        if (std::find(known.begin(), known.end(), name) == known.end()) {
+            std::string all;
+            for (const auto& k : known) all += (all.empty() ? "" : ", ") + k;
+            throw std::invalid_argument("--final-checkpoints: unknown checkpoint '" + name + "' (known: " + all + ")");
+        }
+        if (name.rfind("ema_", 0) == 0 && ema == "off")
+            throw std::invalid_argument("--final-checkpoints: " + name + " is an averaged model and needs --ema (epoch, "
+                                        "step or fawa)");
+    }
+    return names;
 }
 
 // n training images, each class in proportion to its share of `indices`, the first ones in dataset order (GTSRB's
@@ -295,6 +328,23 @@ int run_job_signalled(JobConfig& job, std::ostream& out) {
     // Corruption names are checked now: a typo must not wait for the end of training.
     const std::vector<std::string> corruptions = eval::parse_corruption_list("--final-corruptions", job.final_corruptions);
     const std::vector<int> severities = eval::parse_severities("--corruption-severities", job.corruption_severities);
+    const std::vector<std::string> final_checkpoints = final_checkpoint_list(job.final_checkpoints, job.trainer.ema.every);
+    // The final attacks are built now for the same reason.
+    attacks::AttackOptions ao;
+    ao.eps = eps;
+    ao.alpha = eps / 4;
+    std::vector<std::unique_ptr<attacks::Attack>> attack_objs;
+    std::vector<attacks::Attack*> attack_list;
+    for (const auto& name : util::split_list(job.final_attacks)) {
+        if (name == "clean") continue;
+        try {
+            attack_objs.push_back(attacks::make_attack(name, ao));
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(std::string("--final-attacks: ") + e.what());
+        }
+        attack_objs.back()->set_log(&out);
+        attack_list.push_back(attack_objs.back().get());
+    }
     const Device device = resolve_device(common.device);
     if (!job.precision.empty()) {
         if (!device.is_cpu())
@@ -411,19 +461,8 @@ int run_job_signalled(JobConfig& job, std::ostream& out) {
     if (result.interrupted) return result.signal == SIGINT ? 130 : 143;
 
     // ---- final per-class evaluation of the chosen checkpoints --------------------------------------------------
-    attacks::AttackOptions ao;
-    ao.eps = eps;
-    ao.alpha = eps / 4;
-    std::vector<std::unique_ptr<attacks::Attack>> attack_objs;
-    std::vector<attacks::Attack*> attack_list;
-    for (const auto& name : util::split_list(job.final_attacks)) {
-        if (name == "clean") continue;
-        attack_objs.push_back(attacks::make_attack(name, ao));
-        attack_objs.back()->set_log(&out);
-        attack_list.push_back(attack_objs.back().get());
-    }
     std::map<std::string, std::string> evaluated;   // "<ema?>:<epoch>" → the checkpoint evaluated for it
-    for (const auto& which : util::split_list(job.final_checkpoints)) {
+    for (const auto& which : final_checkpoints) {
         const std::string file = (std::filesystem::path(common.out) / (which + ".safetensors")).string();
         if (!std::filesystem::exists(file)) {
             out << "final evaluation: no " << file << " (" << which << " needs "

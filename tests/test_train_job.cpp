@@ -69,15 +69,23 @@ TEST_CASE("train job: files, validation rows, checkpoints and the final per-clas
     if (!fashion_mnist_present()) CW_SKIP("Fashion-MNIST not found (apt-get install dataset-fashion-mnist)");
     ScratchDir dir;
     train::JobConfig job = small_job(dir.path.string());
+    job.final_checkpoints += ",ema_best_fair";
     std::ostringstream log;
     REQUIRE(train::run_job(job, log) == 0);
     INFO(log.str());
     const auto& p = dir.path;
     for (const char* f : {"job.json", "history.csv", "train_log.csv", "steps.csv", "selection.json", "state.safetensors",
                           "last.safetensors", "best_robust.safetensors", "best_fair.safetensors",
-                          "ema_last.safetensors", "eval_last/results.json", "eval_best_fair/results.json",
-                          "eval_ema_last/results.json"})
+                          "ema_last.safetensors", "ema_best_robust.safetensors", "ema_best_fair.safetensors",
+                          "eval_last/results.json", "eval_best_fair/results.json", "eval_ema_last/results.json",
+                          "eval_ema_best_fair/results.json"})
         CHECK(std::filesystem::exists(p / f));
+    // The averaged model's best checkpoint has the name --final-checkpoints gives it (it was written as
+    // best_ema_fair.safetensors, so ema_best_fair was never evaluated), and it holds the averaged weights.
+    const nn::Metadata ema_best = nn::read_metadata((p / "ema_best_fair.safetensors").string());
+    CHECK(ema_best.at("checkpoint") == "ema_best_fair");
+    CHECK(ema_best.count("weight_averaging") == 1);
+    CHECK(nn::read_metadata((p / "best_fair.safetensors").string()).count("weight_averaging") == 0);
 
     // 4 classes kept (the most frequent; Fashion-MNIST's are equal, so the first four), 10 validation images each,
     // 400 training images (100 per class), the first 80 test images.
@@ -109,6 +117,7 @@ TEST_CASE("train job: files, validation rows, checkpoints and the final per-clas
     const auto selection = nlohmann::json::parse(text_of(p / "selection.json"));
     CHECK(selection["split"] == "val");
     CHECK(selection["best"]["fair"]["epoch"].get<int>() >= 1);
+    CHECK(selection["best"]["ema_fair"]["path"] == (p / "ema_best_fair.safetensors").string());
 
     // A finished run resumed does nothing more and keeps its results.
     train::JobConfig again = small_job(dir.path.string());
@@ -138,6 +147,43 @@ TEST_CASE("train job: bad flag values are one message naming the flag", "[train]
     CHECK_THAT(message([](train::JobConfig& j) { j.eps = "300/255"; }), Catch::Contains("--eps"));
     CHECK_THAT(message([](train::JobConfig& j) { j.method = "madry"; }), Catch::Contains("madry"));
     CHECK_THAT(message([](train::JobConfig& j) { j.data.augment = "sideways"; }), Catch::Contains("--augment"));
+}
+
+// The names the final evaluation uses are checked before training: a typo found after hours of training would cost
+// a rerun of the evaluation at best (a misspelt checkpoint was skipped with a note, the run ending "successfully").
+// Seen failing with the checks moved back after training (the log then holds epoch lines).
+TEST_CASE("train job: a bad final checkpoint, attack or split is refused before training", "[train]") {
+    if (!fashion_mnist_present()) CW_SKIP("Fashion-MNIST not found (apt-get install dataset-fashion-mnist)");
+    ScratchDir dir;
+    const auto refused = [&](auto mutate) {
+        train::JobConfig job = small_job(dir.path.string());
+        mutate(job);
+        std::ostringstream log;
+        std::string message = "no error";
+        try {
+            train::run_job(job, log);
+        } catch (const std::invalid_argument& e) {
+            message = e.what();
+        }
+        CHECK(log.str().find("epoch 1/") == std::string::npos);
+        return message;
+    };
+    CHECK(refused([](train::JobConfig& j) { j.final_checkpoints = "last,best_robst"; }) ==
+          "--final-checkpoints: unknown checkpoint 'best_robst' (known: last, best_robust, best_fair, ema_last, "
+          "ema_best_robust, ema_best_fair)");
+    CHECK(refused([](train::JobConfig& j) {
+              j.trainer.ema.every = "off";
+              j.final_checkpoints = "last,ema_last";
+          }) == "--final-checkpoints: ema_last is an averaged model and needs --ema (epoch, step or fawa)");
+    CHECK(refused([](train::JobConfig& j) { j.final_attacks = "fgsm,pgd0"; }) ==
+          "--final-attacks: attack 'pgd0': its number of steps or queries must lie in [1, 1000000]");
+    CHECK(refused([](train::JobConfig& j) { j.final_attacks = "pgd20,autoatack"; }).rfind("--final-attacks: unknown attack 'autoatack'", 0) == 0);
+    CHECK(refused([](train::JobConfig& j) { j.final_attacks = "square99999999999"; }) ==
+          "--final-attacks: attack 'square99999999999': its number of steps or queries must lie in [1, 1000000]");
+    const std::string split_expected = "--val-split: expected none, first:K, last:K (K >= 0 images per class) or "
+                                       "fraction:F (0 <= F <= 1), got '";
+    for (const char* bad : {"fraction:2", "last:-1", "first:1.5", "fraction:0.1x", "last:nan"})
+        CHECK(refused([&](train::JobConfig& j) { j.data.val_split = bad; }) == split_expected + bad + "'");
 }
 
 TEST_CASE("train job: --init starts from a checkpoint's weights", "[train][real-data]") {

@@ -95,6 +95,15 @@ TEST_CASE("flags: range, one_of and a bad number are one-line errors naming the 
     f5.option("--seed", seed, "");
     CHECK(parse_error(f5, {"--seed", "-1"}) == "--seed: expected a whole number >= 0, got '-1'");
     CHECK(seed == 7);
+    // NaN compares false with both bounds, so CLI11's range alone let --lr nan through (a run then diverged at its
+    // first step).
+    for (const char* nan : {"nan", "NaN", "-nan"}) {
+        FlagSet f{"t"};
+        double rate = 0.1;
+        f.option("--lr", rate, "").range(0.0, 1.0);
+        CHECK(parse_error(f, {"--lr", nan}) == std::string("--lr: expected a number, got '") + nan + "'");
+        CHECK(rate == 0.1);
+    }
     parse(flags, {"--steps", "100", "--lr", "0", "--device", "cpu"});   // the bounds themselves are inside
     CHECK(steps == 100);
     CHECK(lr == 0.0);

@@ -45,6 +45,17 @@ std::vector<double> ratio(const std::vector<double>& sum, const std::vector<int6
 
 }  // namespace
 
+const std::vector<std::string>& checkpoint_names() {
+    static const std::vector<std::string> names = {"last",     "best_robust",     "best_fair",
+                                                   "ema_last", "ema_best_robust", "ema_best_fair"};
+    return names;
+}
+
+std::string best_checkpoint_name(const std::string& key) {
+    const std::string ema = "ema_";
+    return key.rfind(ema, 0) == 0 ? ema + "best_" + key.substr(ema.size()) : "best_" + key;
+}
+
 struct Trainer::Impl {
     TrainSetup s;
     TrainerConfig c;
@@ -177,7 +188,7 @@ struct Trainer::Impl {
             if (k.rfind("trainer.best.", 0) != 0) continue;
             const auto parts = get_vector<double>(m, k, 2);
             const std::string rule = k.substr(13);
-            best[rule] = {static_cast<int64_t>(parts.at(0)), parts.at(1), path("best_" + rule + ".safetensors")};
+            best[rule] = {static_cast<int64_t>(parts.at(0)), parts.at(1), path(best_checkpoint_name(rule) + ".safetensors")};
         }
         std::map<std::string, Tensor> method_tensors;
         nn::Metadata method_meta;
@@ -199,8 +210,6 @@ struct Trainer::Impl {
         if (c.log) *c.log << line << std::endl;
     }
 
-    // Per-epoch evaluation of the model (prefix "") and the EMA model ("ema_") on every split; history rows,
-    // best checkpoints.
     // Per-epoch evaluation of one model (prefix "" for the trained model, "ema_" for the average) on every split:
     // history rows, the epoch summary line, best checkpoints on the selection split. Returns the scores by split.
     std::map<std::string, SplitScores> evaluate_model(const std::string& prefix, nn::Module& model, HistoryCsv& history) {
@@ -223,8 +232,8 @@ struct Trainer::Impl {
                     const double score = selection_score(rule, sc);
                     auto it = best.find(key);
                     if (it == best.end() || score > it->second.score) {
-                        const std::string file = path("best_" + key + ".safetensors");
-                        nn::save_model(model, file, checkpoint_meta(prefix, "best_" + key));
+                        const std::string file = path(best_checkpoint_name(key) + ".safetensors");
+                        nn::save_model(model, file, checkpoint_meta(prefix, best_checkpoint_name(key)));
                         best[key] = {epoch, score, file};
                         line << "  new best " << key;
                     }

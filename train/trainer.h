@@ -17,6 +17,7 @@
 //   last.safetensors     the model after the last epoch (ema_last.safetensors: the averaged model)
 //   best_robust.safetensors  highest overall PGD accuracy on the selection split (Rice et al.)
 //   best_fair.safetensors    highest overall + worst-class PGD accuracy on the selection split (CFA)
+//   ema_best_robust.safetensors, ema_best_fair.safetensors: the same rules on the averaged model
 //   selection.json       which epoch each best checkpoint comes from, its score and the rule
 //   history.csv, train_log.csv, steps.csv (train/history.h, train/step_audit.h)
 #include <cstdint>
@@ -102,6 +103,12 @@ struct TrainResult {
     std::string last_path, ema_last_path;
     std::map<std::string, SelectedCheckpoint> best;  // "robust", "fair", "ema_robust", "ema_fair"
 };
+
+// The checkpoints a run can leave, by the names of their files and of --final-checkpoints: last, best_robust,
+// best_fair, and with weight averaging ema_last, ema_best_robust, ema_best_fair.
+const std::vector<std::string>& checkpoint_names();
+// A best checkpoint's name from its selection key ("robust" -> best_robust, "ema_fair" -> ema_best_fair).
+std::string best_checkpoint_name(const std::string& key);
 
 // A NaN or Inf loss. The message names the epoch, batch and step and the checkpoint that was kept.
 struct TrainingDiverged : std::runtime_error {

@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 #include <utility>
 
@@ -12,6 +14,12 @@
 namespace cw::cli {
 
 Flag& Flag::range_real(double lo, double hi) {
+    // CLI11's Range lets NaN through (every comparison with it is false): refused first.
+    option_->check(CLI::Validator(
+        [](std::string& text) {
+            return std::isnan(std::strtod(text.c_str(), nullptr)) ? "expected a number, got '" + text + "'" : std::string();
+        },
+        "", "not NaN"));
     option_->check(CLI::Range(lo, hi));
     return *this;
 }
