@@ -17,7 +17,8 @@ void add_common_flags(FlagSet& app, CommonFlags& f, const CommonSpec& spec) {
     app.option("--device", f.device, "auto (CUDA if a GPU and the plugin are there, else CPU, said in one line), cpu or cuda")
         .one_of({"auto", "cpu", "cuda"}).show_default();
     app.option("--data-dir", f.data_dir, "data folder (default: $CLASSWISE_DATA, else ./data)");
-    app.option("--out", f.out, "output folder").show_default();
+    // Empty, a run would write its arm folders into the working directory.
+    app.option("--out", f.out, "output folder").non_empty().show_default();
     app.option("--seed", f.seed, "random seed (initialisation, data order, attacks)").show_default();
     app.flag("--resume", f.resume, spec.resume_help);
     app.option("--epochs", f.epochs, spec.epochs_help).range(int64_t{1}, int64_t{1000000}).show_default();

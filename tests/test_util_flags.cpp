@@ -104,6 +104,12 @@ TEST_CASE("flags: range, one_of and a bad number are one-line errors naming the 
         CHECK(parse_error(f, {"--lr", nan}) == std::string("--lr: expected a number, got '") + nan + "'");
         CHECK(rate == 0.1);
     }
+    // An empty folder name would write a run's folders into the working directory.
+    FlagSet f6{"t"};
+    std::string out = "runs/x";
+    f6.option("--out", out, "").non_empty();
+    CHECK(parse_error(f6, {"--out", ""}) == "--out: expected a value, got an empty one");
+    CHECK(out == "runs/x");
     parse(flags, {"--steps", "100", "--lr", "0", "--device", "cpu"});   // the bounds themselves are inside
     CHECK(steps == 100);
     CHECK(lr == 0.0);

@@ -44,6 +44,13 @@ Flag& Flag::positive() {
     return *this;
 }
 
+Flag& Flag::non_empty() {
+    option_->check(CLI::Validator(
+        [](std::string& text) { return text.empty() ? std::string("expected a value, got an empty one") : std::string(); },
+        "", "not empty"));
+    return *this;
+}
+
 // The name becomes the enum's number before CLI11 reads it, so the option's own conversion stays CLI11's.
 Flag& Flag::choice_numbers(const std::map<std::string, int>& numbers, const std::string& names) {
     option_->transform(CLI::Validator(

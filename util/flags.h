@@ -41,6 +41,7 @@ public:
     Flag& one_of(const std::vector<std::string>& values);   // exactly one of these words
     Flag& existing_file();                                  // a path to a file that exists
     Flag& positive();                                       // a number > 0
+    Flag& non_empty();                                      // text that is not empty (a folder, a name)
     // An enum given by name ("original|cfa" in the help instead of a name->number table); a bad value is one line
     // listing the names. Case-insensitive.
     template <class E>
