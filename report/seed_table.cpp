@@ -30,6 +30,11 @@ namespace {
 
 json load(const std::string& where) {
     std::filesystem::path p(where);
+    if (std::filesystem::is_directory(p) && !std::filesystem::exists(p / "results.json") &&
+        std::filesystem::exists(p / "eval_last" / "results.json"))
+        // A training run's folder: its evaluations are one per checkpoint, and which one is the user's choice.
+        throw std::runtime_error(where + ": a training run's folder; give one of its evaluations, e.g. " +
+                                 (p / "eval_last").string());
     if (std::filesystem::is_directory(p)) p /= "results.json";
     json j;
     try {

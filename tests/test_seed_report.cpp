@@ -94,3 +94,21 @@ TEST_CASE("seed report: scripts/fair_methods_report.sh writes the page its jq ve
     CHECK(got.find("best_robust epochs (seeds 0, 1, 2): 1,?,3") != std::string::npos);
     fs::remove_all(tmp);
 }
+
+// A training run's folder holds one evaluation per checkpoint (eval_last/, eval_best_robust/, ...), not a
+// results.json: the message says so and names one to give, where it said only that results.json could not be opened.
+TEST_CASE("seed table: a training run's folder is named as such, with an evaluation to give instead", "[report][seeds]") {
+    const fs::path run = fs::temp_directory_path() / ("cw_seed_run_" + std::to_string(::getpid()));
+    fs::remove_all(run);
+    fs::create_directories(run / "eval_last");
+    std::ofstream(run / "eval_last" / "results.json") << "{}\n";
+    std::string message;
+    try {
+        report::load_seed_runs({run.string()});
+    } catch (const std::exception& e) {
+        message = e.what();
+    }
+    CHECK(message == run.string() + ": a training run's folder; give one of its evaluations, e.g. " +
+                         (run / "eval_last").string());
+    fs::remove_all(run);
+}
