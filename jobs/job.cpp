@@ -329,6 +329,12 @@ int run_job_signalled(JobConfig& job, std::ostream& out) {
     const std::vector<std::string> corruptions = eval::parse_corruption_list("--final-corruptions", job.final_corruptions);
     const std::vector<int> severities = eval::parse_severities("--corruption-severities", job.corruption_severities);
     const std::vector<std::string> final_checkpoints = final_checkpoint_list(job.final_checkpoints, job.trainer.ema.every);
+    // Said now rather than at the end: a study's averaged arm then runs as its plain twin (compared by its plain model).
+    const bool averaged_asked = std::any_of(final_checkpoints.begin(), final_checkpoints.end(),
+                                            [](const std::string& c) { return c.rfind("ema_", 0) == 0; });
+    if (averaged_asked && job.trainer.ema.start_epoch >= common.epochs)
+        out << "note: --ema-start " << job.trainer.ema.start_epoch << " (0-based) starts after the run's "
+            << common.epochs << (common.epochs == 1 ? " epoch" : " epochs") << ": no averaged model will be written, and the ema_ checkpoints will be skipped\n";
     // The final attacks are built now for the same reason.
     attacks::AttackOptions ao;
     ao.eps = eps;

@@ -186,6 +186,23 @@ TEST_CASE("train job: a bad final checkpoint, attack or split is refused before 
         CHECK(refused([&](train::JobConfig& j) { j.data.val_split = bad; }) == split_expected + bad + "'");
 }
 
+// An averaged checkpoint asked of a run whose averaging starts after its last epoch is not an error (a study's
+// averaged arm then stands in for its plain twin, and says so), but it is said before training, not only after it.
+TEST_CASE("train job: averaging that starts after the last epoch is said before training", "[train][real-data]") {
+    if (!fashion_mnist_present()) CW_SKIP("Fashion-MNIST not found (apt-get install dataset-fashion-mnist)");
+    ScratchDir dir;
+    train::JobConfig job = small_job(dir.path.string());
+    job.common.epochs = 1;
+    job.trainer.ema.start_epoch = 1;   // 0-based: the run's only epoch is 0
+    std::ostringstream log;
+    REQUIRE(train::run_job(job, log) == 0);
+    const std::string text = log.str();
+    const size_t note = text.find("note: --ema-start 1 (0-based) starts after the run's 1 epoch: no averaged model");
+    REQUIRE(note != std::string::npos);
+    CHECK(note < text.find("epoch 1/1"));
+    CHECK_FALSE(std::filesystem::exists(dir.path / "ema_last.safetensors"));
+}
+
 TEST_CASE("train job: --init starts from a checkpoint's weights", "[train][real-data]") {
     if (!fashion_mnist_present()) CW_SKIP("Fashion-MNIST not found (apt-get install dataset-fashion-mnist)");
     ScratchDir first_dir, second_dir;
