@@ -21,6 +21,7 @@
 #include "eval/corruption_set.h"
 #include "protocols/benz_outputs.h"
 #include "protocols/corruption_ranking.h"
+#include "protocols/cpu_quick_recipe.h"
 #include "report/figure_bars.h"
 #include "report/figure_heatmap.h"
 #include "report/html.h"
@@ -99,13 +100,10 @@ int main(int argc, char** argv) {
     cli::CommonSpec spec;
     spec.program = "benz_corruptions";
     spec.epochs_help = "training epochs of every arm";
-    // As xu_preliminary's quick run: LeNet-5, a constant Adam step, no augmentation. Severity 3 only: the 19
-    // corruptions are generated on the CPU for both models.
-    spec.quick_preset = {{"--arch", "lenet5"},      {"--train-n", "5000"},       {"--epochs", "5"},
-                         {"--batch-size", "64"},    {"--optimizer", "adam"},     {"--lr", "0.002"},
-                         {"--wd", "0"},             {"--schedule", "constant"},  {"--augment", "none"},
-                         {"--attack-steps", "5"},   {"--eval-n", "500"},         {"--epoch-eval-n", "200"},
-                         {"--severities", "3"},     {"--out", "runs/benz_corruptions_quick"}};
+    // Severity 3 only: the 19 corruptions are generated on the CPU for both models.
+    spec.quick_preset = protocols::cpu_quick_recipe({{"--train-n", "5000"}, {"--epochs", "5"}, {"--eval-n", "500"},
+                                                     {"--epoch-eval-n", "200"}, {"--severities", "3"},
+                                                     {"--out", "runs/benz_corruptions_quick"}});
     spec.quick_what = "natural and PGD-AT LeNet-5 on 5,000 real CIFAR-10 images, 5 epochs; 500 test images under the "
                       "19 corruptions at severity 3";
     cli::FlagSet app{"classwise benz_corruptions: common corruptions per class, natural vs adversarial training, ranking "

@@ -22,6 +22,7 @@
 #include "datasets/registry.h"
 #include "util/atomic_file.h"
 #include "protocols/benz_outputs.h"
+#include "protocols/cpu_quick_recipe.h"
 #include "protocols/longtail_arms.h"
 #include "protocols/longtail_table.h"
 #include "report/figure_bars.h"
@@ -85,13 +86,10 @@ int main(int argc, char** argv) {
     cli::CommonSpec spec;
     spec.program = "benz_longtail";
     spec.epochs_help = "training epochs of every arm";
-    // ResNet-18 trains at a few images/s with PGD-10 on two cores: the quick run swaps in LeNet-5 and 5-step attacks,
-    // and (as xu_preliminary's) no augmentation and a constant Adam step, which learn more in five short epochs.
-    spec.quick_preset = {{"--arch", "lenet5"},      {"--train-n", "5000"},       {"--epochs", "5"},
-                         {"--batch-size", "64"},    {"--optimizer", "adam"},     {"--lr", "0.002"},
-                         {"--wd", "0"},             {"--schedule", "constant"},  {"--augment", "none"},
-                         {"--attack-steps", "5"},   {"--eval-n", "1000"},        {"--epoch-eval-n", "200"},
-                         {"--final-checkpoints", "last"}, {"--out", "runs/benz_longtail_quick"}};
+    // ResNet-18 trains at a few images/s with PGD-10 on two cores: the quick run is the CPU recipe's LeNet-5.
+    spec.quick_preset = protocols::cpu_quick_recipe({{"--train-n", "5000"}, {"--epochs", "5"}, {"--eval-n", "1000"},
+                                                     {"--epoch-eval-n", "200"}, {"--final-checkpoints", "last"},
+                                                     {"--out", "runs/benz_longtail_quick"}});
     spec.quick_what = "all eight arms, LeNet-5 on 5,000 real CIFAR-10 images, 5 epochs, 5-step attacks, 1,000 test images";
     cli::FlagSet app{"classwise benz_longtail: long-tail remedies against PGD-AT, per class, critical class highlighted "
                      "(Benz et al. 3.3)", "benz_longtail"};

@@ -19,6 +19,7 @@
 #include "util/atomic_file.h"
 #include "protocols/benz_outputs.h"
 #include "protocols/class_similarity.h"
+#include "protocols/cpu_quick_recipe.h"
 #include "report/run_data.h"
 #include "study/study.h"
 #include "util/flags.h"
@@ -42,11 +43,9 @@ int main(int argc, char** argv) {
     cli::CommonSpec spec;
     spec.program = "benz_similarity";
     spec.epochs_help = "training epochs of every model";
-    spec.quick_preset = {{"--arch", "lenet5"},    {"--train-n", "5000"},      {"--epochs", "5"},
-                         {"--batch-size", "64"},  {"--optimizer", "adam"},    {"--lr", "0.002"},
-                         {"--wd", "0"},           {"--schedule", "constant"}, {"--augment", "none"},
-                         {"--attack-steps", "5"}, {"--eval-steps", "5"},      {"--eval-n", "1000"},
-                         {"--epoch-eval-n", "300"}, {"--out", "runs/benz_similarity_quick"}};
+    spec.quick_preset = protocols::cpu_quick_recipe({{"--train-n", "5000"}, {"--epochs", "5"}, {"--eval-steps", "5"},
+                                                     {"--eval-n", "1000"}, {"--epoch-eval-n", "300"},
+                                                     {"--out", "runs/benz_similarity_quick"}});
     spec.quick_what = "LeNet-5 on 5,000 real training images, 5 epochs, 5-step attacks, 1,000 test images";
     cli::FlagSet app{"classwise benz_similarity: confusion structure, cross-class similarity and vulnerability, natural "
                      "vs PGD-AT (Benz et al. §3.2)", "benz_similarity"};

@@ -20,6 +20,7 @@
 #include "util/atomic_file.h"
 #include "protocols/benz_outputs.h"
 #include "protocols/class_trends.h"
+#include "protocols/cpu_quick_recipe.h"
 #include "report/run_data.h"
 #include "study/study.h"
 #include "util/flags.h"
@@ -44,13 +45,11 @@ int main(int argc, char** argv) {
     cli::CommonSpec spec;
     spec.program = "benz_trends";
     spec.epochs_help = "training epochs of every model (each one evaluated per class)";
-    // ResNet-18 trains at ~10 images/s under PGD-10 on two cores: the quick run swaps in LeNet-5, 5-step attacks, a
-    // constant Adam step and no augmentation (more learnt in few steps), and enough epochs to see a trend.
-    spec.quick_preset = {{"--arch", "lenet5"},    {"--train-n", "5000"},      {"--epochs", "10"},
-                         {"--batch-size", "64"},  {"--optimizer", "adam"},    {"--lr", "0.002"},
-                         {"--wd", "0"},           {"--schedule", "constant"}, {"--augment", "none"},
-                         {"--attack-steps", "5"}, {"--eval-steps", "5"},      {"--eval-n", "1000"},
-                         {"--epoch-eval-n", "1000"}, {"--out", "runs/benz_trends_quick"}};
+    // ResNet-18 trains at ~10 images/s under PGD-10 on two cores: the quick run is the CPU recipe's LeNet-5, with
+    // enough epochs to see a trend.
+    spec.quick_preset = protocols::cpu_quick_recipe({{"--train-n", "5000"}, {"--epochs", "10"}, {"--eval-steps", "5"},
+                                                     {"--eval-n", "1000"}, {"--epoch-eval-n", "1000"},
+                                                     {"--out", "runs/benz_trends_quick"}});
     spec.quick_what = "LeNet-5 on 5,000 real training images, 10 epochs each evaluated on 1,000 test images, 5-step attacks";
     cli::FlagSet app{"classwise benz_trends: per-class accuracy over training and Figures 1-2, natural vs PGD-AT "
                      "(Benz et al. §3.1)", "benz_trends"};

@@ -21,6 +21,7 @@
 #include "protocols/argv_peek.h"
 #include "protocols/cfp_analysis.h"
 #include "protocols/checkpoint_eval.h"
+#include "protocols/cpu_quick_recipe.h"
 #include "report/comparison.h"
 #include "report/run_data.h"
 #include "study/study.h"
@@ -72,12 +73,10 @@ int main(int argc, char** argv) {
     cli::CommonSpec spec;
     spec.program = "fairtat_cfp";
     spec.epochs_help = "training epochs of every model (not used with --weights)";
-    spec.quick_preset = {{"--arch", "lenet5"},      {"--train-n", "5000"},      {"--epochs", "5"},
-                         {"--batch-size", "64"},    {"--optimizer", "adam"},    {"--lr", "0.002"},
-                         {"--wd", "0"},             {"--schedule", "constant"}, {"--augment", "none"},
-                         {"--attack-steps", "5"},   {"--eval-n", "500"},        {"--epoch-eval-n", "300"},
-                         {"--final-attacks", "pgd20,cw20,apgd-ce,apgd-t,fab-t,square1000"},
-                         {"--out", "runs/fairtat_cfp_quick"}};
+    spec.quick_preset = protocols::cpu_quick_recipe({{"--train-n", "5000"}, {"--epochs", "5"}, {"--eval-n", "500"},
+                                                     {"--epoch-eval-n", "300"},
+                                                     {"--final-attacks", "pgd20,cw20,apgd-ce,apgd-t,fab-t,square1000"},
+                                                     {"--out", "runs/fairtat_cfp_quick"}});
     spec.quick_what = "LeNet-5 on 5,000 real training images, 5 epochs; 500 test images, Square with 1,000 queries";
     cli::FlagSet app{"classwise fairtat_cfp: which classes absorb the errors of robust models, per attack (FAIR-TAT §4)",
                      "fairtat_cfp"};

@@ -19,6 +19,7 @@
 
 #include "util/atomic_file.h"
 #include "protocols/argv_peek.h"
+#include "protocols/cpu_quick_recipe.h"
 #include "protocols/frl_errors.h"
 #include "protocols/frl_violation.h"
 #include "protocols/gtsrb_recipe.h"
@@ -66,12 +67,11 @@ int main(int argc, char** argv) {
     cli::CommonSpec spec;
     spec.program = "frl_tables";
     spec.epochs_help = "training epochs of PGD-AT and TRADES (the FRL arms: --finetune-epochs)";
-    spec.quick_preset = {{"--arch", "lenet5"},       {"--train-n", "4000"},        {"--epochs", "5"},
-                         {"--finetune-epochs", "3"},  {"--batch-size", "64"},       {"--optimizer", "adam"},
-                         {"--lr", "0.002"},           {"--finetune-lr", "0.0005"},  {"--wd", "0"},
-                         {"--schedule", "constant"},  {"--augment", "none"},        {"--attack-steps", "5"},
-                         {"--frl-val-steps", "10"},   {"--val-split", "last:50"},   {"--eval-n", "1000"},
-                         {"--epoch-eval-n", "300"},   {"--out", "runs/frl_tables_quick"}};
+    spec.quick_preset = protocols::cpu_quick_recipe({{"--train-n", "4000"}, {"--epochs", "5"},
+                                                     {"--finetune-epochs", "3"}, {"--finetune-lr", "0.0005"},
+                                                     {"--frl-val-steps", "10"}, {"--val-split", "last:50"},
+                                                     {"--eval-n", "1000"}, {"--epoch-eval-n", "300"},
+                                                     {"--out", "runs/frl_tables_quick"}});
     spec.quick_what = "LeNet-5 on 4,000 real training images: 5 epochs from scratch, 3 of FRL fine-tuning";
     cli::FlagSet app{"classwise frl_tables: PGD-AT, TRADES and FRL's three variants per class, with the constraint "
                      "violations per epoch (Xu et al. §5)",

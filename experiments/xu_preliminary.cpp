@@ -17,6 +17,7 @@
 #include "jobs/audit.h"
 #include "protocols/argv_peek.h"
 #include "protocols/class_columns.h"
+#include "protocols/cpu_quick_recipe.h"
 #include "protocols/gtsrb_recipe.h"
 #include "protocols/second_radius.h"
 #include "report/run_data.h"
@@ -57,13 +58,10 @@ int main(int argc, char** argv) {
     cli::CommonSpec spec;
     spec.program = "xu_preliminary";
     spec.epochs_help = "training epochs of every model";
-    // PRN-18 trains at ~10 images/s with PGD-10 on two cores (docs/speed.md): the quick run swaps in LeNet-5 and fewer steps.
-    // Five epochs on 5,000 images: no augmentation and a constant Adam step learn more in so few steps.
-    spec.quick_preset = {{"--arch", "lenet5"},      {"--train-n", "5000"},       {"--epochs", "5"},
-                         {"--batch-size", "64"},    {"--optimizer", "adam"},     {"--lr", "0.002"},
-                         {"--wd", "0"},             {"--schedule", "constant"},  {"--augment", "none"},
-                         {"--attack-steps", "5"},   {"--eval-n", "1000"},        {"--epoch-eval-n", "500"},
-                         {"--out", "runs/xu_preliminary_quick"}};
+    // PRN-18 trains at ~10 images/s with PGD-10 on two cores (docs/speed.md): the quick run is the CPU recipe's LeNet-5
+    // (protocols/cpu_quick_recipe.h), five epochs on 5,000 images.
+    spec.quick_preset = protocols::cpu_quick_recipe({{"--train-n", "5000"}, {"--epochs", "5"}, {"--eval-n", "1000"},
+                                                     {"--epoch-eval-n", "500"}, {"--out", "runs/xu_preliminary_quick"}});
     spec.quick_what = "LeNet-5 on 5,000 real training images, 5 epochs, 5-step attacks, 1,000 test images";
     cli::FlagSet app{"classwise xu_preliminary: natural vs PGD-AT vs TRADES per class, PGD-20 at two radii (Xu et al. §2)",
                      "xu_preliminary"};
