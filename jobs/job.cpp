@@ -31,6 +31,7 @@
 #include "train/methods/method_util.h"
 #include "train/stop_signal.h"
 #include "util/flags.h"
+#include "util/format.h"
 #include "util/split_list.h"
 
 namespace cw::train {
@@ -76,6 +77,32 @@ data::Split make_split(const data::Dataset& train, const std::string& rule_text)
         throw std::invalid_argument("--val-split " + rule_text + ": " + e.what());   // e.g. more than a class holds
     }
     throw std::invalid_argument(expected);
+}
+
+// A --resume continues the run its folder holds: the settings that shape training must be the ones it started with
+// (the state carries the weights, not the recipe: a new --lr would silently train the rest of the run differently).
+// Checked against the folder's job.json before it is rewritten, so a refused resume leaves the record as it was.
+// What may differ: the epochs (a run can be extended), the device, the test images evaluated, the audit interval,
+// the command line and the CPU convolution setting (both recorded).
+void check_same_run(const std::string& job_file, const nlohmann::json& now) {
+    nlohmann::json before;
+    try {
+        before = nlohmann::json::parse(util::read_file_text(job_file));
+    } catch (const nlohmann::json::exception& e) {
+        throw std::invalid_argument("--resume: " + job_file + ": not a job record (" + util::one_line(e.what()) + ")");
+    }
+    for (const char* key : {"dataset", "arch", "method", "eps", "recipe", "batch_size", "train_images", "train_file",
+                            "val_split", "seed", "ema", "init", "precision"}) {
+        const bool had = before.contains(key), has = now.contains(key);
+        if (!had && !has) continue;
+        if (had && has && before[key] == now[key]) continue;
+        const auto shown = [&](const nlohmann::json& j) { return !j.contains(key) ? std::string("(none)")
+                                                                 : j[key].is_string() ? "'" + j[key].get<std::string>() + "'"
+                                                                                      : j[key].dump(); };
+        throw std::invalid_argument("--resume: " + job_file + " was started with " + key + " " + shown(before) +
+                                    ", this command gives " + shown(now) + "; a run continues with the settings it "
+                                    "started with (another --out starts a new one)");
+    }
 }
 
 // The checkpoints --final-checkpoints names, checked before training: a typo would otherwise be found after it.
@@ -459,7 +486,9 @@ int run_job_signalled(JobConfig& job, std::ostream& out) {
     // must see that they all ran under one setting: the environment's, recorded here.
     if (device.is_cpu()) resolved["cpu_convolutions"] = describe(cpu_backend().conv_policy());
     if (!job.precision.empty()) resolved["precision"] = job.precision + " (training steps; evaluations as cpu_convolutions)";
-    util::write_file_atomic((std::filesystem::path(common.out) / "job.json").string(), resolved.dump(2) + "\n");
+    const std::string job_file = (std::filesystem::path(common.out) / "job.json").string();
+    if (common.resume && std::filesystem::exists(job_file)) check_same_run(job_file, resolved);
+    util::write_file_atomic(job_file, resolved.dump(2) + "\n");
     out << "model: " << arch << " (" << model->num_parameters() << " parameters) on " << device.str() << "; eps "
         << over_255(eps) << "; per-epoch evaluation: clean and pgd" << tc.eval_steps << " (alpha eps/4)\n";
 

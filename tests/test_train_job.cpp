@@ -186,6 +186,47 @@ TEST_CASE("train job: a bad final checkpoint, attack or split is refused before 
         CHECK(refused([&](train::JobConfig& j) { j.data.val_split = bad; }) == split_expected + bad + "'");
 }
 
+// --resume continues the run its folder holds: a setting that shapes training (here the learning rate, the seed)
+// cannot change midway, and the refused command leaves job.json as it was (it used to rewrite it before the state's
+// own check refused, so the record described a run that never happened). More epochs may extend a run. Seen failing
+// with the check removed (the run resumed at lr 0.5) and with it placed after job.json was written.
+TEST_CASE("train job: --resume refuses other training settings and keeps the run's record", "[train][real-data]") {
+    if (!fashion_mnist_present()) CW_SKIP("Fashion-MNIST not found (apt-get install dataset-fashion-mnist)");
+    ScratchDir dir;
+    train::JobConfig job = small_job(dir.path.string());
+    job.common.epochs = 1;
+    job.final_checkpoints = "last";
+    std::ostringstream log;
+    REQUIRE(train::run_job(job, log) == 0);
+    const std::string record = text_of(dir.path / "job.json");
+    const auto resumed = [&](auto mutate) {
+        train::JobConfig again = small_job(dir.path.string());
+        again.common.epochs = 1;
+        again.final_checkpoints = "last";
+        again.common.resume = true;
+        mutate(again);
+        std::ostringstream out;
+        try {
+            train::run_job(again, out);
+        } catch (const std::invalid_argument& e) {
+            return std::string(e.what());
+        }
+        return std::string("resumed");
+    };
+    const std::string job_file = (dir.path / "job.json").string();
+    CHECK(resumed([](train::JobConfig& j) { j.trainer.recipe.lr = 0.5; }) ==
+          "--resume: " + job_file + " was started with recipe 'sgd lr 0.1 momentum 0.9 wd 0.0005, piecewise schedule', "
+          "this command gives 'sgd lr 0.5 momentum 0.9 wd 0.0005, piecewise schedule'; a run continues with the "
+          "settings it started with (another --out starts a new one)");
+    CHECK(resumed([](train::JobConfig& j) { j.common.seed = 2; }) ==
+          "--resume: " + job_file + " was started with seed 1, this command gives 2; a run continues with the settings "
+          "it started with (another --out starts a new one)");
+    CHECK(text_of(dir.path / "job.json") == record);
+    // Extending the run is a resume: it trains the second epoch.
+    CHECK(resumed([](train::JobConfig& j) { j.common.epochs = 2; }) == "resumed");
+    CHECK(nlohmann::json::parse(text_of(dir.path / "job.json"))["epochs"] == 2);
+}
+
 // An averaged checkpoint asked of a run whose averaging starts after its last epoch is not an error (a study's
 // averaged arm then stands in for its plain twin, and says so), but it is said before training, not only after it.
 TEST_CASE("train job: averaging that starts after the last epoch is said before training", "[train][real-data]") {
