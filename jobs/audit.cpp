@@ -127,6 +127,9 @@ int run(const Args& a, std::ostream& out) {
                                                                  info.height, info.width);
         if (!mismatch.empty()) throw std::invalid_argument("--dataset: " + mismatch);
     }
+    // Another dataset of the same shape (MNIST for a Fashion-MNIST model) is a transfer audit: allowed, and said.
+    if (md.count("dataset") && md.at("dataset") != info.name)
+        out << "note: the model was trained on " << md.at("dataset") << "; this audit uses " << info.name << "\n";
     const auto dataset = std::make_shared<data::Dataset>(
         with_flag("--dataset", [&] { return data::load_dataset(a.dataset, a.split, a.common.data_dir); }));
     with_flag("--classes", [&] { train::keep_job_classes("--classes", a.classes, a.dataset, a.common.data_dir, *dataset); });

@@ -299,6 +299,23 @@ TEST_CASE("audit --classes top:K evaluates the classes a job trained on, relabel
         CHECK(run.err == "audit: --weights: the model has 3 classes, dataset mnist has 10 (a model trained with "
                          "--classes top:K needs --classes top:K)\n");
     }
+    SECTION("a model trained on another dataset of the same shape: audited (a transfer), and said") {
+        for (const char* trained_on : {"fashion-mnist", "mnist"}) {
+            nn::Metadata md = nn::checkpoint_metadata("lenet5", cfg, {"standard", 0.0, 5});
+            md["dataset"] = trained_on;
+            const std::string other = (dir / (std::string(trained_on) + ".safetensors")).string();
+            nn::save_model(*model, other, md);
+            std::vector<std::string> args = base;
+            args[1] = other;
+            args.insert(args.end(), {"--classes", "top:3"});
+            const AuditRun run = audit(args);
+            INFO(run.out << run.err);
+            REQUIRE(run.rc == 0);
+            const bool noted = run.out.find("note: the model was trained on fashion-mnist; this audit uses mnist\n") !=
+                               std::string::npos;
+            CHECK(noted == (std::string(trained_on) == "fashion-mnist"));
+        }
+    }
     SECTION("a bad rule names --classes") {
         std::vector<std::string> args = base;
         args.insert(args.end(), {"--classes", "top:1"});
