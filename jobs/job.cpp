@@ -440,11 +440,22 @@ int run_job_signalled(JobConfig& job, std::ostream& out) {
     if (!mismatch.empty()) throw std::invalid_argument(mismatch);
     auto model = nn::make_model(arch, cfg);
     if (!job.init.empty()) {
+        nn::Metadata init_md;
         try {
+            init_md = nn::read_metadata(job.init);
+            // A run's state.safetensors holds the model too, under other names: say what to give instead.
+            if (init_md.count("kind") && init_md.at("kind") == "training_state")
+                throw std::invalid_argument(job.init + " is a run's training state; --init takes a model's weights "
+                                            "(that run's last.safetensors or best_*.safetensors), and --resume with "
+                                            "its --out continues the run itself");
             nn::load_model(*model, job.init);
         } catch (const std::exception& e) {
             throw std::invalid_argument("--init: " + std::string(e.what()));
         }
+        // Fine-tuning across datasets of one shape is allowed (a transfer), and said.
+        if (init_md.count("dataset") && init_md.at("dataset") != job.data.dataset)
+            out << "note: --init " << job.init << " was trained on " << init_md.at("dataset") << "; this run trains on "
+                << job.data.dataset << "\n";
         out << "initial weights: " << job.init << (common.resume ? " (then replaced by the resumed state)" : "") << "\n";
     }
     model->to(device);

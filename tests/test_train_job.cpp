@@ -282,4 +282,31 @@ TEST_CASE("train job: --init starts from a checkpoint's weights", "[train][real-
         message = e.what();
     }
     CHECK_THAT(message, Catch::StartsWith("--init: "));
+
+    // A run's state.safetensors holds the model under other names: the message says what to give instead.
+    train::JobConfig from_state = small_job(second_dir.path.string());
+    from_state.init = (first_dir.path / "state.safetensors").string();
+    message.clear();
+    try {
+        train::run_job(from_state, log);
+    } catch (const std::exception& e) {
+        message = e.what();
+    }
+    CHECK(message == "--init: " + from_state.init + " is a run's training state; --init takes a model's weights (that "
+                     "run's last.safetensors or best_*.safetensors), and --resume with its --out continues the run itself");
+
+    // Weights trained on another dataset of the same shape fine-tune (a transfer), with a note.
+    nn::Metadata md = nn::read_metadata((first_dir.path / "last.safetensors").string());
+    md["dataset"] = "mnist";
+    const std::string transfer = (first_dir.path / "from_mnist.safetensors").string();
+    nn::save_model(*a, transfer, md);
+    ScratchDir third_dir;
+    train::JobConfig across = small_job(third_dir.path.string());
+    across.common.epochs = 1;
+    across.init = transfer;
+    across.final_checkpoints = "";
+    std::ostringstream across_log;
+    REQUIRE(train::run_job(across, across_log) == 0);
+    CHECK(across_log.str().find("note: --init " + transfer + " was trained on mnist; this run trains on fashion-mnist\n") !=
+          std::string::npos);
 }
