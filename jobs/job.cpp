@@ -443,11 +443,6 @@ int run_job_signalled(JobConfig& job, std::ostream& out) {
         nn::Metadata init_md;
         try {
             init_md = nn::read_metadata(job.init);
-            // A run's state.safetensors holds the model too, under other names: say what to give instead.
-            if (init_md.count("kind") && init_md.at("kind") == "training_state")
-                throw std::invalid_argument(job.init + " is a run's training state; --init takes a model's weights "
-                                            "(that run's last.safetensors or best_*.safetensors), and --resume with "
-                                            "its --out continues the run itself");
             nn::load_model(*model, job.init);
         } catch (const std::exception& e) {
             throw std::invalid_argument("--init: " + std::string(e.what()));

@@ -100,6 +100,11 @@ void save_model(Module& model, const std::string& path, const Metadata& metadata
 
 void load_model(Module& model, const std::string& path) {
     const st::File file = st::read_file(path);
+    // A run's state holds the model among the optimiser's and the averaging's tensors, under other names.
+    const auto kind = file.metadata.find("kind");
+    if (kind != file.metadata.end() && kind->second == "training_state")
+        throw CheckpointError(path + ": a run's training state, not a model's weights: give that run's "
+                              "last.safetensors or best_*.safetensors (--resume in its folder continues the run)");
     Records records;
     std::map<std::string, std::string> original;  // stripped -> as in the file, to report collisions
     for (const auto& [name, rec] : file.tensors) {

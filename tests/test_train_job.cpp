@@ -292,8 +292,8 @@ TEST_CASE("train job: --init starts from a checkpoint's weights", "[train][real-
     } catch (const std::exception& e) {
         message = e.what();
     }
-    CHECK(message == "--init: " + from_state.init + " is a run's training state; --init takes a model's weights (that "
-                     "run's last.safetensors or best_*.safetensors), and --resume with its --out continues the run itself");
+    CHECK(message == "--init: " + from_state.init + ": a run's training state, not a model's weights: give that run's "
+                     "last.safetensors or best_*.safetensors (--resume in its folder continues the run)");
 
     // Weights trained on another dataset of the same shape fine-tune (a transfer), with a note.
     nn::Metadata md = nn::read_metadata((first_dir.path / "last.safetensors").string());
