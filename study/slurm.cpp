@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -57,8 +58,22 @@ std::string rerun_command(const std::vector<std::string>& argv) {
     return cmd;
 }
 
+// sbatch refuses a malformed time only when the scripts are submitted, and a partition name with a line break would
+// write lines of its own into them: both are checked before anything is written.
+void check_slurm_options(const SlurmOptions& o) {
+    static const std::regex time(R"((\d+-\d+(:\d+){0,2}|\d+(:\d+){0,2}|infinite|unlimited|INFINITE|UNLIMITED))");
+    if (!std::regex_match(o.time, time))
+        throw std::invalid_argument("--slurm-time: expected Slurm's forms MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or "
+                                    "D-HH:MM:SS, got '" + o.time + "'");
+    static const std::regex partition(R"([A-Za-z0-9_.,-]*)");
+    if (!std::regex_match(o.partition, partition))
+        throw std::invalid_argument("--slurm-partition: expected a partition name (letters, digits, _ . - and commas "
+                                    "between names), got '" + o.partition + "'");
+}
+
 std::string write_slurm_scripts(const std::vector<StudyJob>& jobs, const std::string& dir, const std::string& title,
                                 const SlurmOptions& o, const std::string& command, const std::string& workdir) {
+    check_slurm_options(o);
     fs::create_directories(dir);
     int levels = 0;
     for (const StudyJob& j : jobs) levels = std::max(levels, j.level + 1);

@@ -24,6 +24,10 @@ struct SlurmOptions {
     int signal_seconds = 120;      // SIGTERM this long before the time limit
 };
 
+// Throws one line naming --slurm-time or --slurm-partition when a value would make a script sbatch refuses (or
+// one with lines of its own). write_slurm_scripts checks first.
+void check_slurm_options(const SlurmOptions& o);
+
 // The command that runs this binary again: its absolute path and argv[1..] from /proc/self/cmdline, without the
 // flags that pick a mode (--slurm*, --list-jobs, --summary, --job). Shell-quoted.
 std::string rerun_command(const std::vector<std::string>& argv);

@@ -11,6 +11,7 @@
 #include "util/atomic_file.h"
 #include "report/subprocess.h"
 #include "study/job_lock.h"
+#include "study/slurm.h"
 #include "study/study.h"
 #include "tests/skip.h"
 #include "tests/test_experiments_util.h"
@@ -170,6 +171,33 @@ TEST_CASE("study cluster: seeds; a job killed by SIGTERM or SIGKILL continues to
     CHECK(summary_tables(one / "summary.md").substr(0, 200) == summary_tables(jobs / "summary.md").substr(0, 200));
     fs::remove_all(one);
     fs::remove_all(jobs);
+}
+
+// A time sbatch would refuse is found before any script is written, not when they are submitted; a partition name
+// with a line break would have written a line of its own into every script. Seen failing without the check.
+TEST_CASE("study cluster: --slurm-time and --slurm-partition are checked before the scripts are written", "[study][cluster]") {
+    study::SlurmOptions o;
+    for (const char* good : {"30", "30:00", "24:00:00", "2-12", "2-12:30", "2-12:30:00", "UNLIMITED", "infinite"}) {
+        o.time = good;
+        CHECK_NOTHROW(study::check_slurm_options(o));
+    }
+    for (const char* bad : {"abc", "", "1h", "2:00:00:00", "-1", "2-", "24:00 "}) {
+        o.time = bad;
+        CHECK_THROWS_WITH(study::check_slurm_options(o),
+                          std::string("--slurm-time: expected Slurm's forms MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or "
+                                      "D-HH:MM:SS, got '") + bad + "'");
+    }
+    o.time = "1:00:00";
+    for (const char* good : {"", "gpu", "gpu_a100,cpu-long"}) {
+        o.partition = good;
+        CHECK_NOTHROW(study::check_slurm_options(o));
+    }
+    o.partition = "gpu\n#SBATCH --account=x";
+    CHECK_THROWS_WITH(study::check_slurm_options(o), Catch::StartsWith("--slurm-partition: expected a partition name"));
+    const fs::path dir = fresh_dir("cw_cluster_slurm_bad");
+    CHECK_THROWS(study::write_slurm_scripts({}, (dir / "slurm").string(), "t", o, "cmd", dir.string()));
+    CHECK_FALSE(fs::exists(dir / "slurm"));
+    fs::remove_all(dir);
 }
 
 TEST_CASE("study cluster: --slurm writes an array per level, afterok between levels, afterany for the summary",
