@@ -1,238 +1,32 @@
 #include "jobs/job.h"
 
 #include <algorithm>
-#include <cmath>
 #include <csignal>
-#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <map>
 #include <numeric>
-#include <sstream>
 
-#include "attacks/registry.h"
 #include "datasets/augment.h"
-#include "datasets/batch.h"
 #include "datasets/dataset.h"
 #include "datasets/registry.h"
-#include "datasets/error.h"
 #include "datasets/splits.h"
 #include "engine/cpu/cpu_backend.h"
 #include "engine/cpu/precision_scope.h"
 #include "util/atomic_file.h"
 #include "report/run_page.h"
 #include "jobs/audit.h"
+#include "jobs/job_checks.h"
 #include "eval/corruption_eval.h"
 #include "eval/corruption_set.h"
 #include "eval/evaluator.h"
 #include "nn/checkpoint.h"
 #include "nn/model_registry.h"
-#include "nn/safetensors.h"
 #include "train/methods/method_util.h"
 #include "train/stop_signal.h"
 #include "util/flags.h"
-#include "util/format.h"
-#include "util/split_list.h"
 
 namespace cw::train {
-
-namespace {
-
-// "first:100" → ("first", "100"); throws naming --val-split.
-std::pair<std::string, std::string> split_rule(const std::string& text) {
-    const size_t colon = text.find(':');
-    if (text == "none") return {"none", ""};
-    if (colon == std::string::npos || colon + 1 == text.size())
-        throw std::invalid_argument("--val-split: expected none, first:K, last:K or fraction:F, got '" + text + "'");
-    return {text.substr(0, colon), text.substr(colon + 1)};
-}
-
-data::Split make_split(const data::Dataset& train, const std::string& rule_text) {
-    const auto [rule, value] = split_rule(rule_text);
-    data::Split split;
-    if (rule == "none") {
-        split.train.resize(static_cast<size_t>(train.size()));
-        std::iota(split.train.begin(), split.train.end(), 0);
-        return split;
-    }
-    const int C = train.num_classes();
-    const std::string expected = "--val-split: expected none, first:K, last:K (K >= 0 images per class) or fraction:F "
-                                 "(0 <= F <= 1), got '" + rule_text + "'";
-    size_t used = 0;
-    double number = 0;
-    try {
-        number = std::stod(value, &used);
-    } catch (const std::exception&) {
-        throw std::invalid_argument(expected);
-    }
-    const bool whole = number == std::floor(number) && number >= 0;
-    if (used != value.size() || !std::isfinite(number) || (rule != "fraction" && !whole) ||
-        (rule == "fraction" && (number < 0 || number > 1)))
-        throw std::invalid_argument(expected);
-    try {
-        if (rule == "first") return data::split_first_k_per_class(train.labels, C, static_cast<int64_t>(number));
-        if (rule == "last") return data::split_last_k_per_class(train.labels, C, static_cast<int64_t>(number));
-        if (rule == "fraction") return data::split_fraction_per_class(train.labels, C, number);
-    } catch (const cw::data::DataError& e) {
-        throw std::invalid_argument("--val-split " + rule_text + ": " + e.what());   // e.g. more than a class holds
-    }
-    throw std::invalid_argument(expected);
-}
-
-// A --resume continues the run its folder holds: the settings that shape training must be the ones it started with
-// (the state carries the weights, not the recipe: a new --lr would silently train the rest of the run differently).
-// Checked against the folder's job.json before it is rewritten, so a refused resume leaves the record as it was.
-// What may differ: the epochs (a run can be extended), the device, the test images evaluated, the audit interval,
-// the command line and the CPU convolution setting (both recorded).
-void check_same_run(const std::string& job_file, const nlohmann::json& now) {
-    nlohmann::json before;
-    try {
-        before = nlohmann::json::parse(util::read_file_text(job_file));
-    } catch (const nlohmann::json::exception& e) {
-        throw std::invalid_argument("--resume: " + job_file + ": not a job record (" + util::one_line(e.what()) + ")");
-    }
-    for (const char* key : {"dataset", "arch", "method", "eps", "recipe", "batch_size", "train_images", "train_file",
-                            "val_split", "seed", "ema", "init", "precision"}) {
-        const bool had = before.contains(key), has = now.contains(key);
-        if (!had && !has) continue;
-        if (had && has && before[key] == now[key]) continue;
-        const auto shown = [&](const nlohmann::json& j) { return !j.contains(key) ? std::string("(none)")
-                                                                 : j[key].is_string() ? "'" + j[key].get<std::string>() + "'"
-                                                                                      : j[key].dump(); };
-        throw std::invalid_argument("--resume: " + job_file + " was started with " + key + " " + shown(before) +
-                                    ", this command gives " + shown(now) + "; a run continues with the settings it "
-                                    "started with (another --out starts a new one)");
-    }
-}
-
-// The checkpoints --final-checkpoints names, checked before training: a typo would otherwise be found after it.
-std::vector<std::string> final_checkpoint_list(const std::string& list, const std::string& ema) {
-    const std::vector<std::string>& known = checkpoint_names();
-    const std::vector<std::string> names = util::split_list(list);
-    for (const std::string& name : names) {
-        if (std::find(known.begin(), known.end(), name) == known.end()) {
-            std::string all;
-            for (const auto& k : known) all += (all.empty() ? "" : ", ") + k;
-            throw std::invalid_argument("--final-checkpoints: unknown checkpoint '" + name + "' (known: " + all + ")");
-        }
-        if (name.rfind("ema_", 0) == 0 && ema == "off")
-            throw std::invalid_argument("--final-checkpoints: " + name + " is an averaged model and needs --ema (epoch, "
-                                        "step or fawa)");
-    }
-    return names;
-}
-
-// n training images, each class in proportion to its share of `indices`, the first ones in dataset order (GTSRB's
-// training files are sorted by class: a plain prefix would hold a few classes only).
-std::vector<int64_t> proportional_subset(const std::vector<int64_t>& indices, const data::Dataset& d, int64_t n) {
-    if (n <= 0 || n >= static_cast<int64_t>(indices.size())) return indices;
-    const int C = d.num_classes();
-    const std::vector<int64_t> counts = data::count_per_class(indices, d.labels, C);
-    std::vector<int64_t> quota(static_cast<size_t>(C));
-    for (int k = 0; k < C; ++k)
-        quota[static_cast<size_t>(k)] = static_cast<int64_t>(std::llround(static_cast<double>(n) * counts[static_cast<size_t>(k)] /
-                                                                           static_cast<double>(indices.size())));
-    std::vector<int64_t> out;
-    for (int64_t i : indices) {
-        int64_t& q = quota[static_cast<size_t>(d.labels[static_cast<size_t>(i)])];
-        if (q > 0) {
-            out.push_back(i);
-            --q;
-        }
-    }
-    return out;
-}
-
-eval::BatchSource batches_of(std::shared_ptr<const data::Dataset> d, std::vector<int64_t> indices, int64_t batch_size,
-                             Device device) {
-    eval::BatchSource src;
-    src.num_batches = (static_cast<int64_t>(indices.size()) + batch_size - 1) / batch_size;
-    src.batch = [d, indices = std::move(indices), batch_size, device](int64_t b) {
-        const auto first = indices.begin() + b * batch_size;
-        const auto last = indices.begin() + std::min<int64_t>(static_cast<int64_t>(indices.size()), (b + 1) * batch_size);
-        data::Batch batch = data::make_batch(*d, std::vector<int64_t>(first, last), device);
-        return eval::EvalBatch{batch.images, batch.labels, batch.indices};
-    };
-    return src;
-}
-
-}  // namespace
-
-int classes_kept(const std::string& flag, const std::string& rule, int num_classes) {
-    if (rule == "all") return 0;
-    int64_t k = 0;
-    if (rule.rfind("top:", 0) == 0) {
-        try {
-            size_t used = 0;
-            k = std::stoll(rule.substr(4), &used);
-            if (used != rule.size() - 4) k = 0;
-        } catch (const std::exception&) {
-            k = 0;
-        }
-    }
-    if (k < 2 || k > num_classes)
-        throw std::invalid_argument(flag + ": expected all or top:K with 2 <= K <= " + std::to_string(num_classes) +
-                                    ", got '" + rule + "'");
-    return static_cast<int>(k);
-}
-
-void keep_job_classes(const std::string& flag, const std::string& rule, const std::string& dataset,
-                      const std::string& data_dir, data::Dataset& d) {
-    const int k = classes_kept(flag, rule, d.num_classes());
-    if (k == 0) return;
-    // The job ranks the classes by their training images; so must we, to keep the same classes in its order.
-    const data::Dataset train = data::load_dataset(dataset, data::dataset_info(dataset).train_split, data_dir);
-    d = data::select_classes(d, data::most_frequent_classes(train.labels, train.num_classes(), k));
-}
-
-data::Dataset read_train_file(const std::string& path, const data::Dataset& like) {
-    const auto fail = [&](const std::string& why) { return std::invalid_argument("--train-file " + path + ": " + why); };
-    st::File f;
-    try {
-        f = st::read_file(path);
-    } catch (const std::exception& e) {
-        throw fail(e.what());
-    }
-    for (const char* key : {"images", "labels"})
-        if (!f.tensors.count(key)) throw fail(std::string("no tensor '") + key + "'");
-    const st::TensorRecord& img = f.tensors.at("images");
-    const st::TensorRecord& lab = f.tensors.at("labels");
-    const auto shape_text = [](const std::vector<int64_t>& s) {
-        std::string t;
-        for (int64_t d : s) t += (t.empty() ? "" : "x") + std::to_string(d);
-        return t;
-    };
-    const std::vector<int64_t> want = {like.channels, like.height, like.width};
-    if (img.dtype != st::DType::F32 || img.shape.size() != 4 || std::vector<int64_t>(img.shape.begin() + 1, img.shape.end()) != want)
-        throw fail("images must be F32 [N," + shape_text(want) + "] like " + like.name + ", got " +
-                   st::dtype_name(img.dtype) + " [" + shape_text(img.shape) + "]");
-    if (lab.dtype != st::DType::I32 || lab.shape != std::vector<int64_t>{img.shape[0]})
-        throw fail("labels must be I32 [" + std::to_string(img.shape[0]) + "], got " + st::dtype_name(lab.dtype) + " [" +
-                   shape_text(lab.shape) + "]");
-    if (img.shape[0] == 0) throw fail("no images");
-    data::Dataset d;
-    d.name = like.name.substr(0, like.name.find('/')) + "/" + std::filesystem::path(path).filename().string();
-    d.source = path;
-    d.channels = like.channels;
-    d.height = like.height;
-    d.width = like.width;
-    d.class_names = like.class_names;
-    d.labels = st::to_i32(lab, path + ": labels");
-    for (size_t i = 0; i < d.labels.size(); ++i)
-        if (d.labels[i] < 0 || d.labels[i] >= like.num_classes())
-            throw fail("label " + std::to_string(d.labels[i]) + " of image " + std::to_string(i) + " is outside 0.." +
-                       std::to_string(like.num_classes() - 1) + " (" + like.name + " has " +
-                       std::to_string(like.num_classes()) + " classes)");
-    const std::vector<float> px = st::to_f32(img, path);
-    d.pixels.resize(px.size());
-    for (size_t i = 0; i < px.size(); ++i) {
-        if (!(px[i] >= 0.f && px[i] <= 1.f))
-            throw fail("pixel " + std::to_string(i) + " is " + std::to_string(px[i]) + ", outside [0,1]");
-        d.pixels[i] = static_cast<uint8_t>(std::lround(px[i] * 255.f));
-    }
-    d.check();
-    return d;
-}
 
 float default_eps(const std::string& dataset) {
     if (dataset == "mnist") return 0.3f;
@@ -355,29 +149,10 @@ int run_job_signalled(JobConfig& job, std::ostream& out) {
     // Corruption names are checked now: a typo must not wait for the end of training.
     const std::vector<std::string> corruptions = eval::parse_corruption_list("--final-corruptions", job.final_corruptions);
     const std::vector<int> severities = eval::parse_severities("--corruption-severities", job.corruption_severities);
+    // The final evaluation's names too (jobs/job_checks.h).
     const std::vector<std::string> final_checkpoints = final_checkpoint_list(job.final_checkpoints, job.trainer.ema.every);
-    // Said now rather than at the end: a study's averaged arm then runs as its plain twin (compared by its plain model).
-    const bool averaged_asked = std::any_of(final_checkpoints.begin(), final_checkpoints.end(),
-                                            [](const std::string& c) { return c.rfind("ema_", 0) == 0; });
-    if (averaged_asked && job.trainer.ema.start_epoch >= common.epochs)
-        out << "note: --ema-start " << job.trainer.ema.start_epoch << " (0-based) starts after the run's "
-            << common.epochs << (common.epochs == 1 ? " epoch" : " epochs") << ": no averaged model will be written, and the ema_ checkpoints will be skipped\n";
-    // The final attacks are built now for the same reason.
-    attacks::AttackOptions ao;
-    ao.eps = eps;
-    ao.alpha = eps / 4;
-    std::vector<std::unique_ptr<attacks::Attack>> attack_objs;
-    std::vector<attacks::Attack*> attack_list;
-    for (const auto& name : util::split_list(job.final_attacks)) {
-        if (name == "clean") continue;
-        try {
-            attack_objs.push_back(attacks::make_attack(name, ao));
-        } catch (const std::invalid_argument& e) {
-            throw std::invalid_argument(std::string("--final-attacks: ") + e.what());
-        }
-        attack_objs.back()->set_log(&out);
-        attack_list.push_back(attack_objs.back().get());
-    }
+    note_late_averaging(final_checkpoints, job.trainer.ema.start_epoch, common.epochs, out);
+    const FinalAttacks attacks = final_attacks(job.final_attacks, eps, out);
     const Device device = resolve_device(common.device);
     if (!job.precision.empty()) {
         if (!device.is_cpu())
@@ -554,7 +329,7 @@ int run_job_signalled(JobConfig& job, std::ostream& out) {
         eo.run_key = {{"checkpoint", file}, {"n", test_idx.size()}, {"batch_size", job.data.eval_batch_size}};
         out << "final evaluation of " << which << " (" << file << ", epoch " << nn::read_metadata(file).at("epoch")
             << ") on " << test_idx.size() << " test images:" << std::endl;   // flushed: tests signal at this line
-        eval::evaluate(*m, batches_of(test_set, test_idx, job.data.eval_batch_size, device), attack_list, eo);
+        eval::evaluate(*m, batches_of(test_set, test_idx, job.data.eval_batch_size, device), attacks.list, eo);
         out << "wrote " << eo.out_dir << "/results.json\n";
         if (!corruptions.empty()) {
             eval::CorruptionEvalOptions co;

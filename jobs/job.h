@@ -12,6 +12,7 @@
 
 #include "cli/common_flags.h"
 #include "datasets/dataset.h"
+#include "jobs/job_data.h"
 #include "jobs/registry.h"
 #include "train/trainer.h"
 
@@ -65,21 +66,6 @@ struct JobConfig {
 
 // Adds every job flag except the common ones (add those with cli::add_common_flags).
 void add_job_flags(cli::FlagSet& app, JobConfig& job);
-
-// The --classes rule: "all" → 0 (every class); "top:K" → K; throws naming `flag` otherwise (K < 2 or above the
-// class count, or not a whole number).
-int classes_kept(const std::string& flag, const std::string& rule, int num_classes);
-
-// `d` (any split of `dataset`) restricted to the classes a job trained on with --classes `rule`, relabelled as the
-// job relabels them: the K classes with the most images in the training split, in that order. "all" leaves `d` as
-// it is. Loads the training split's labels from `data_dir` to rank the classes; throws naming `flag` on a bad rule.
-void keep_job_classes(const std::string& flag, const std::string& rule, const std::string& dataset,
-                      const std::string& data_dir, data::Dataset& d);
-
-// The --train-file images as a training set shaped like `like` (its classes, channels and size): pixels rounded to
-// the nearest of 256 levels, as every training set is held (datasets/dataset.h). Throws one line naming the file
-// on a missing tensor, a wrong dtype or shape, a label out of range or a pixel outside [0,1].
-data::Dataset read_train_file(const std::string& path, const data::Dataset& like);
 
 // ε by dataset when --eps is not given: MNIST 0.3, Fashion-MNIST 0.1, CIFAR-10/100, SVHN, GTSRB 8/255.
 float default_eps(const std::string& dataset);
