@@ -128,6 +128,26 @@ namespace {
 int run_job_signalled(JobConfig& job, std::ostream& out);
 }
 
+nlohmann::json training_settings(const JobConfig& job) {
+    const float eps = job.eps.empty() ? default_eps(job.data.dataset) : eval::parse_fraction("--eps", job.eps);
+    MethodOptions options = job.method_options;
+    options.eps = eps;
+    options.longtail.run_epochs = job.common.epochs;   // LDAM-DRW's default re-weighting epoch: 80% of the run
+    nlohmann::json s = {{"dataset", job.data.dataset},
+                        {"arch", job.arch.empty() ? default_arch(job.data.dataset) : job.arch},
+                        {"method", make_method(job.method, options)->describe()},
+                        {"eps", eps},
+                        {"recipe", describe(job.trainer.recipe)},
+                        {"batch_size", job.data.batch_size},
+                        {"train_file", job.data.train_file},
+                        {"val_split", job.data.val_split},
+                        {"seed", job.common.seed},
+                        {"ema", job.trainer.ema.every},
+                        {"init", job.init}};
+    if (!job.precision.empty()) s["precision"] = job.precision + " (training steps; evaluations as cpu_convolutions)";
+    return s;
+}
+
 int run_job(JobConfig& job, std::ostream& out) {
     // One scope over training and the final evaluation: a signal in either stops the job with its state saved.
     StopSignalScope signals;
@@ -256,17 +276,13 @@ int run_job_signalled(JobConfig& job, std::ostream& out) {
     setup.model_metadata = nn::checkpoint_metadata(arch, cfg, {job.method, eps, common.seed});
     setup.model_metadata["dataset"] = job.data.dataset;
 
-    nlohmann::json resolved = {{"experiment", job.experiment}, {"dataset", job.data.dataset}, {"arch", arch},
-                               {"method", method->describe()}, {"eps", eps}, {"epochs", tc.epochs},
-                               {"recipe", describe(tc.recipe)}, {"batch_size", job.data.batch_size},
-                               {"train_images", train_idx.size()}, {"train_file", job.data.train_file}, {"val_split", job.data.val_split},
-                               {"test_images", test_idx.size()}, {"seed", common.seed}, {"device", device.str()},
-                               {"ema", tc.ema.every}, {"audit_steps", tc.audit_steps}, {"init", job.init},
-                               {"command_line", common.command_line}};
+    nlohmann::json resolved = training_settings(job);
+    resolved.update({{"experiment", job.experiment}, {"epochs", tc.epochs}, {"train_images", train_idx.size()},
+                     {"test_images", test_idx.size()}, {"device", device.str()}, {"audit_steps", tc.audit_steps},
+                     {"command_line", common.command_line}});
     // The CPU convolution code changes results at float rounding (docs/engine.md), so a study that compares runs
     // must see that they all ran under one setting: the environment's, recorded here.
     if (device.is_cpu()) resolved["cpu_convolutions"] = describe(cpu_backend().conv_policy());
-    if (!job.precision.empty()) resolved["precision"] = job.precision + " (training steps; evaluations as cpu_convolutions)";
     const std::string job_file = (std::filesystem::path(common.out) / "job.json").string();
     if (common.resume && std::filesystem::exists(job_file)) check_same_run(job_file, resolved);
     util::write_file_atomic(job_file, resolved.dump(2) + "\n");

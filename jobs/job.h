@@ -6,6 +6,7 @@
 // Output folder: the trainer's files (train/trainer.h) plus, for every checkpoint in `final_checkpoints`,
 // eval_<checkpoint>/results.json and records.csv (eval/evaluator.h), with --final-corruptions also
 // eval_<checkpoint>_corruptions/ (eval/corruption_eval.h), and job.json (the resolved configuration).
+#include <nlohmann/json_fwd.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -70,6 +71,10 @@ void add_job_flags(cli::FlagSet& app, JobConfig& job);
 // ε by dataset when --eps is not given: MNIST 0.3, Fashion-MNIST 0.1, CIFAR-10/100, SVHN, GTSRB 8/255.
 float default_eps(const std::string& dataset);
 std::string default_arch(const std::string& dataset);
+
+// The entries of job.json that shape `job`'s training and need no data (training_keys() but train_images), as
+// run_job records them. A study checks a finished arm against them before --resume skips it.
+nlohmann::json training_settings(const JobConfig& job);
 
 // Runs the job; throws on errors (the binaries turn them into one line). Returns 0, or 130 / 143 when a signal
 // interrupted training (the state is saved; rerun with --resume).

@@ -17,15 +17,21 @@ namespace cw::train {
 // before it is rewritten, so a refused resume leaves the record as it was. What may differ: the epochs (a run can be
 // extended), the device, the test images evaluated, the audit interval, the command line and the CPU convolution
 // setting (both recorded).
-void check_same_run(const std::string& job_file, const nlohmann::json& now) {
+const std::vector<std::string>& training_keys() {
+    static const std::vector<std::string> keys = {"dataset",    "arch",       "method",    "eps",  "recipe",
+                                                  "batch_size", "train_images", "train_file", "val_split",
+                                                  "seed",       "ema",        "init",      "precision"};
+    return keys;
+}
+
+void check_same_run(const std::string& job_file, const nlohmann::json& now, const std::vector<std::string>& keys) {
     nlohmann::json before;
     try {
         before = nlohmann::json::parse(util::read_file_text(job_file));
     } catch (const nlohmann::json::exception& e) {
         throw std::invalid_argument("--resume: " + job_file + ": not a job record (" + util::one_line(e.what()) + ")");
     }
-    for (const char* key : {"dataset", "arch", "method", "eps", "recipe", "batch_size", "train_images", "train_file",
-                            "val_split", "seed", "ema", "init", "precision"}) {
+    for (const std::string& key : keys) {
         const bool had = before.contains(key), has = now.contains(key);
         if (!had && !has) continue;
         if (had && has && before[key] == now[key]) continue;

@@ -13,10 +13,14 @@
 
 namespace cw::train {
 
-// A --resume continues the run its folder holds: throws one line naming the first setting that shapes training
-// (dataset, model, method and its options, eps, recipe, batch size, training images, validation split, seed,
-// averaging, --init, precision) whose value in `now` differs from the run's job.json.
-void check_same_run(const std::string& job_file, const nlohmann::json& now);
+// The job.json entries that shape training: dataset, model, method (its description, options included), eps,
+// recipe, batch size, training images, training file, validation split, seed, averaging, --init, precision.
+const std::vector<std::string>& training_keys();
+
+// A --resume continues the run its folder holds: throws one line naming the first of `keys` whose value in `now`
+// differs from the run's job.json (an entry absent from both is equal).
+void check_same_run(const std::string& job_file, const nlohmann::json& now,
+                    const std::vector<std::string>& keys = training_keys());
 
 // The names of --final-checkpoints (trainer.h's checkpoint_names); throws naming the flag on an unknown one or on an
 // averaged (ema_) one without averaging (`ema` "off").

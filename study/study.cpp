@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <unistd.h>
 
+#include "jobs/job_checks.h"
 #include "jobs/registry.h"
 #include "study/comparison_summary.h"
 #include "study/job_run.h"
@@ -69,16 +70,24 @@ bool arm_finished(const Arm& a, const std::string& arm_dir) {
 }
 
 int run_arm(const Arm& a, const cli::CommonFlags& common, const std::string& dir, std::ostream& out, bool own_seed) {
-    if (common.resume && arm_finished(a, dir)) {
-        out << a.name << " finished before; skipped (" << dir << ")\n";
-        return 0;
-    }
-    out << a.name << " (" << a.job.method << ") into " << dir << std::endl;
     train::JobConfig job = a.job;
     job.common = common;
     job.common.out = dir;
     job.common.epochs = a.job.common.epochs;   // an arm may train for fewer epochs (FRL's fine-tuning)
     if (own_seed) job.common.seed = a.job.common.seed;
+    if (common.resume && arm_finished(a, dir)) {
+        // Skipped, so run_job's own check does not run: a --resume with another --lr would otherwise report the
+        // old run's numbers as this command's. The training images need the data, and are left to run_job.
+        const fs::path job_file = fs::path(dir) / "job.json";
+        if (!a.is_work() && fs::exists(job_file)) {
+            std::vector<std::string> keys = train::training_keys();
+            keys.erase(std::remove(keys.begin(), keys.end(), "train_images"), keys.end());
+            train::check_same_run(job_file.string(), train::training_settings(job), keys);
+        }
+        out << a.name << " finished before; skipped (" << dir << ")\n";
+        return 0;
+    }
+    out << a.name << " (" << a.job.method << ") into " << dir << std::endl;
     return train::run_job(job, out);
 }
 

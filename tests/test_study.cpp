@@ -95,6 +95,19 @@ TEST_CASE("study: two arms trained, audited and compared; --resume skips the fin
     REQUIRE(log3.str().find("natural finished before; skipped") != std::string::npos);
     REQUIRE(log3.str().find("== run 2/2: pgd_at (pgd_at)") != std::string::npos);
     REQUIRE(summary_table(util::read_file_text((fs::path(out) / "summary.md").string())) == summary_table(md));
+
+    // --resume with another learning rate: the finished arms are not skipped as if they were this command's runs
+    // (the summary would show the old numbers under the new setting). Seen failing without the check: both skipped.
+    train::JobConfig other = base;
+    other.trainer.recipe.lr = 0.3;
+    study::Study s2;
+    s2.title = "tiny";
+    s2.arms = study::arms_for_methods("--methods", "natural,pgd_at", other);
+    std::ostringstream log4;
+    CHECK_THROWS_WITH(study::run_study(s2, again, log4),
+                      Catch::StartsWith("--resume: " + (fs::path(out) / "natural" / "job.json").string() +
+                                        " was started with recipe 'sgd lr 0.1 "));
+    CHECK(log4.str().find("skipped") == std::string::npos);
 }
 
 TEST_CASE("study: the CPU estimate times a few steps of the first adversarial arm and leaves nothing behind", "[study]") {
