@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <numeric>
 #include <stdexcept>
 
 #include "datasets/batch.h"
@@ -44,7 +45,8 @@ data::Split make_split(const data::Dataset& train, const std::string& rule_text)
     } catch (const std::exception&) {
         throw bad_split(rule_text);
     }
-    const bool whole = number == std::floor(number) && number >= 0;
+    // A count beyond any dataset (1e300) would overflow the conversion below: refused with the malformed ones.
+    const bool whole = number == std::floor(number) && number >= 0 && number <= 1e15;
     if (used != value.size() || !std::isfinite(number) || (rule != "fraction" && !whole) ||
         (rule == "fraction" && (number < 0 || number > 1)))
         throw bad_split(rule_text);
