@@ -24,12 +24,13 @@ const std::vector<std::string>& training_keys() {
     return keys;
 }
 
-void check_same_run(const std::string& job_file, const nlohmann::json& now, const std::vector<std::string>& keys) {
+void check_same_run(const std::string& job_file, const nlohmann::json& now, const std::vector<std::string>& keys,
+                    const std::string& flag) {
     nlohmann::json before;
     try {
         before = nlohmann::json::parse(util::read_file_text(job_file));
     } catch (const nlohmann::json::exception& e) {
-        throw std::invalid_argument("--resume: " + job_file + ": not a job record (" + util::one_line(e.what()) + ")");
+        throw std::invalid_argument(flag + ": " + job_file + ": not a job record (" + util::one_line(e.what()) + ")");
     }
     for (const std::string& key : keys) {
         const bool had = before.contains(key), has = now.contains(key);
@@ -38,7 +39,7 @@ void check_same_run(const std::string& job_file, const nlohmann::json& now, cons
         const auto shown = [&](const nlohmann::json& j) { return !j.contains(key) ? std::string("(none)")
                                                                  : j[key].is_string() ? "'" + j[key].get<std::string>() + "'"
                                                                                       : j[key].dump(); };
-        throw std::invalid_argument("--resume: " + job_file + " was started with " + key + " " + shown(before) +
+        throw std::invalid_argument(flag + ": " + job_file + " was started with " + key + " " + shown(before) +
                                     ", this command gives " + shown(now) + "; a run continues with the settings it "
                                     "started with (another --out starts a new one)");
     }

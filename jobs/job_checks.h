@@ -19,8 +19,9 @@ const std::vector<std::string>& training_keys();
 
 // A --resume continues the run its folder holds: throws one line naming the first of `keys` whose value in `now`
 // differs from the run's job.json (an entry absent from both is equal).
+// The message starts with `flag` (--resume, or --summary when a study gathers finished runs).
 void check_same_run(const std::string& job_file, const nlohmann::json& now,
-                    const std::vector<std::string>& keys = training_keys());
+                    const std::vector<std::string>& keys = training_keys(), const std::string& flag = "--resume");
 
 // The names of --final-checkpoints (trainer.h's checkpoint_names); throws naming the flag on an unknown one or on an
 // averaged (ema_) one without averaging (`ema` "off").

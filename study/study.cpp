@@ -69,26 +69,41 @@ bool arm_finished(const Arm& a, const std::string& arm_dir) {
     return true;
 }
 
-int run_arm(const Arm& a, const cli::CommonFlags& common, const std::string& dir, std::ostream& out, bool own_seed) {
+namespace {
+
+// The job an arm runs in `dir` under this command's common flags.
+train::JobConfig arm_job(const Arm& a, const cli::CommonFlags& common, const std::string& dir, bool own_seed) {
     train::JobConfig job = a.job;
     job.common = common;
     job.common.out = dir;
     job.common.epochs = a.job.common.epochs;   // an arm may train for fewer epochs (FRL's fine-tuning)
     if (own_seed) job.common.seed = a.job.common.seed;
+    return job;
+}
+
+// A finished arm is used without running its job (skipped by --resume, gathered by --summary), so run_job's own
+// check does not run: a command with another --lr would otherwise report the old run's numbers as its own. The
+// training images need the data, and are left to run_job.
+void check_finished_arm(const Arm& a, const train::JobConfig& job, const std::string& dir, const std::string& flag) {
+    const fs::path job_file = fs::path(dir) / "job.json";
+    if (a.is_work() || !fs::exists(job_file)) return;
+    std::vector<std::string> keys = train::training_keys();
+    keys.erase(std::remove(keys.begin(), keys.end(), "train_images"), keys.end());
+    train::check_same_run(job_file.string(), train::training_settings(job), keys, flag);
+}
+
+}  // namespace
+
+int run_arm(const Arm& a, const cli::CommonFlags& common, const std::string& dir, std::ostream& out, bool own_seed) {
+    const train::JobConfig job = arm_job(a, common, dir, own_seed);
     if (common.resume && arm_finished(a, dir)) {
-        // Skipped, so run_job's own check does not run: a --resume with another --lr would otherwise report the
-        // old run's numbers as this command's. The training images need the data, and are left to run_job.
-        const fs::path job_file = fs::path(dir) / "job.json";
-        if (!a.is_work() && fs::exists(job_file)) {
-            std::vector<std::string> keys = train::training_keys();
-            keys.erase(std::remove(keys.begin(), keys.end(), "train_images"), keys.end());
-            train::check_same_run(job_file.string(), train::training_settings(job), keys);
-        }
+        check_finished_arm(a, job, dir, "--resume");
         out << a.name << " finished before; skipped (" << dir << ")\n";
         return 0;
     }
     out << a.name << " (" << a.job.method << ") into " << dir << std::endl;
-    return train::run_job(job, out);
+    train::JobConfig to_run = job;
+    return train::run_job(to_run, out);
 }
 
 
@@ -112,7 +127,12 @@ int summary_only(const Study& study, const std::vector<StudyJob>& jobs, bool see
     std::vector<std::string> unfinished;
     for (const StudyJob& j : jobs) {
         const JobState st = job_state(study, j);
-        if (st == JobState::Finished) continue;
+        if (st == JobState::Finished) {
+            // The arm as its job ran it (its seed, the input it fine-tuned), as run_one builds it.
+            const Arm a = job_arm(study, j, jobs, common);
+            check_finished_arm(a, arm_job(a, common, j.dir, j.seed.has_value()), j.dir, "--summary");
+            continue;
+        }
         std::string line = j.id + ": " + job_state_name(st);
         if (st == JobState::Failed) line += ": " + util::read_file_text((fs::path(j.dir) / "job_error.txt").string());
         while (!line.empty() && line.back() == '\n') line.pop_back();

@@ -108,6 +108,13 @@ TEST_CASE("study: two arms trained, audited and compared; --resume skips the fin
                       Catch::StartsWith("--resume: " + (fs::path(out) / "natural" / "job.json").string() +
                                         " was started with recipe 'sgd lr 0.1 "));
     CHECK(log4.str().find("skipped") == std::string::npos);
+    // --summary gathers finished arms without running them: the same check.
+    study::StudyFlags summary_only;
+    summary_only.summary = true;
+    std::ostringstream log5;
+    CHECK_THROWS_WITH(study::run_study(s2, base.common, log5, summary_only),
+                      Catch::StartsWith("--summary: " + (fs::path(out) / "natural" / "job.json").string() +
+                                        " was started with recipe 'sgd lr 0.1 "));
 }
 
 TEST_CASE("study: the CPU estimate times a few steps of the first adversarial arm and leaves nothing behind", "[study]") {
