@@ -1,0 +1,247 @@
+// See reproduction_page.h.
+#include "report/reproduction_page.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "util/format.h"
+#include "eval/agreement.h"
+#include "report/claims.h"
+#include "report/reproduction_claims.h"
+#include "report/reproduction_pilot.h"
+#include "report/reproduction_runs.h"
+
+namespace cw::report::reproduction {
+
+namespace {
+
+namespace fs = std::filesystem;
+using util::fixed;
+
+std::string mean_sd(const std::vector<double>& v) {
+    if (v.empty()) return "—";
+    const auto e = paired_effect(v);
+    return v.size() < 2 ? fixed(e.mean) : fixed(e.mean) + " ± " + fixed(e.sd);  // one seed has no spread to show
+}
+
+// The retrained hot starts (scripts/reproduction.sh) by arm and seed, each the model its seed's fine-tunes started
+// from.
+std::map<std::string, Arm> retrained_hot_starts(const std::map<std::string, Arm>& arms) {
+    std::map<std::string, Arm> retrained;
+    for (const auto& [name, arm] : arms)
+        for (const auto& [seed, run] : arm)
+            if (run.hot_start) retrained[name][seed] = *run.hot_start;
+    return retrained;
+}
+
+// One row per checkpoint the arm's runs were evaluated at (last; ema_last for the weight-averaging arms).
+void arm_rows(std::ostream& md, const std::string& label, const Arm& arm) {
+    for (const std::string ckpt : {"last", "ema_last"}) {
+        std::map<std::string, std::vector<double>> cols;
+        for (const auto& [seed, run] : arm)
+            for (const char* m : {"clean", "clean worst", "PGD-20", "PGD-20 worst", "PGD-20 spread", "boundary worst"}) {
+                const double v = metric(run, ckpt, m);
+                if (!std::isnan(v)) cols[m].push_back(v);
+            }
+        if (cols.empty()) continue;
+        md << "| " << label << " | " << seeds_of(arm) << " | " << ckpt << " | " << mean_sd(cols["clean"]) << " | "
+           << mean_sd(cols["clean worst"]) << " | " << mean_sd(cols["PGD-20"]) << " | " << mean_sd(cols["PGD-20 worst"])
+           << " | " << mean_sd(cols["PGD-20 spread"]) << " | " << mean_sd(cols["boundary worst"]) << " |\n";
+    }
+}
+
+void arms_table(std::ostream& md, const std::map<std::string, Arm>& arms) {
+    md << "### Every arm (mean ± sample sd over seeds, %; the last checkpoint, and for the weight-averaging arms their "
+          "averaged model, ema_last)\n\n"
+          "| arm | seeds | checkpoint | clean | clean worst | PGD-20 | PGD-20 worst | PGD-20 spread | boundary error worst |\n"
+          "|---|---|---|---|---|---|---|---|---|\n";
+    const auto retrained = retrained_hot_starts(arms);
+    for (const auto& [name, arm] : arms) {
+        arm_rows(md, name, arm);
+        if (auto r = retrained.find(name); r != retrained.end()) arm_rows(md, name + " (retrained hot start)", r->second);
+    }
+    for (const auto& [name, arm] : arms)
+        if (const std::string seeds = seeds_without_average(arm); !seeds.empty())
+            md << "\n" << name << ": FAWA accepted no epoch in " << seeds_text(seeds)
+               << " (the worst validation class never reached its threshold): no averaged model (ema_last), only the "
+                  "last one.\n";
+}
+
+// A claim's effect and verdict cells: "not run yet" until both arms have runs.
+std::pair<std::string, std::string> claim_cells(const ClaimSpec& c, const std::map<std::string, Arm>& arms) {
+    auto a = arms.find(c.arm), b = arms.find(c.base);
+    if (a == arms.end() || b == arms.end()) return {"not run yet", "—"};
+    const auto e = paired_effect(differences(c, a->second, b->second));
+    // Seeds left without an averaged model by FAWA, on either side: they cannot enter the comparison.
+    std::string no_average;
+    for (const auto& [arm, ckpt] : {std::pair{&a->second, &c.arm_checkpoint}, {&b->second, &c.base_checkpoint}})
+        if (*ckpt == "ema_last" && no_average.empty()) no_average = seeds_without_average(*arm);
+    const std::string fawa_note = "FAWA accepted no epoch in " + seeds_text(no_average) +
+                                  " (its worst validation class stayed under FAWA's threshold), so there is no averaged model";
+    if (e.n == 0)
+        return no_average.empty()
+                   ? std::pair<std::string, std::string>{"not run yet", "—"}
+                   : std::pair<std::string, std::string>{fawa_note, "**undecided** (untestable at this scale while FAWA "
+                                                                    "accepts no epoch; the CCM rows judge the same "
+                                                                    "training on its last model)"};
+    const std::string effect = fixed(e.mean, 1, true) + " [" + fixed(e.lo, 1, true) + ", " + fixed(e.hi, 1, true) +
+                               "] (" + std::to_string(e.n) + ")" + (no_average.empty() ? "" : "; left out: " + fawa_note);
+    const Verdict v = c.floor ? judge_at_least(e, *c.floor) : judge(e, {c.direction, c.paper_size});
+    std::string verdict = "**" + verdict_name(v) + "**";
+    if (both_at_zero(c, a->second, b->second)) {
+        verdict += " (the worst class is at 0% in every run of both arms: the floor this scale leaves, no room to show "
+                   "a lift)";
+    } else if (v == Verdict::undecided && e.n < 2) {
+        verdict += " (one seed: no spread to judge it by yet)";
+    } else if (v == Verdict::undecided && !c.floor) {
+        const auto n = seeds_to_decide(e.mean, e.sd);
+        verdict += n ? " (about " + std::to_string(*n) + " seeds would decide it at this mean and sd)"
+                     : " (no seed count would: the effect is within its noise)";
+    }
+    return {effect, verdict};
+}
+
+void claims_table(std::ostream& md, const std::map<std::string, Arm>& arms) {
+    md << "\n### The claims\n\nEffect = arm − base per seed (points), mean and 95% t interval over the seeds both arms "
+          "have.\n\n| claim | source | arm vs base | metric | effect [95% CI] (n) | paper | verdict |\n"
+          "|---|---|---|---|---|---|---|\n";
+    for (const auto& c : claims()) {
+        const auto [effect, verdict] = claim_cells(c, arms);
+        md << "| " << c.text << " | " << c.source << " | " << c.arm << " (" << c.arm_checkpoint << ") vs " << c.base
+           << " (" << c.base_checkpoint << ") | " << c.metric << (c.floor ? " ≥ " + fixed(*c.floor, 0) : "") << " | "
+           << effect << " | " << c.paper_value << " | " << verdict << " |\n";
+    }
+}
+
+// A paragraph per retrained hot start: which CPU retrained it and which fine-tunes are compared with it.
+void retrained_notes(std::ostream& md, const std::map<std::string, Arm>& arms) {
+    for (const auto& [name, arm] : retrained_hot_starts(arms))
+        for (const auto& [seed, run] : arm) {
+            std::string tunes;
+            for (const auto& [tune, tune_arm] : arms)
+                if (hot_start_arm_of(tune) == name && tune_arm.count(seed) && tune_arm.at(seed).from_retrained_hot_start)
+                    tunes += (tunes.empty() ? "" : ", ") + tune;
+            const std::string compared =
+                tunes.empty() ? "no fine-tune started from it yet"
+                              : tunes + " seed " + std::to_string(seed) + " started from it and " +
+                                    (tunes.find(',') == std::string::npos ? "is" : "are") +
+                                    " compared with it, not with the committed run";
+            md << "\n" << name << " seed " << seed << " was retrained" << (run.cpu.empty() ? "" : " on " + run.cpu)
+               << " after the machine that trained it was lost, and evaluates differently from its committed record "
+                  "(another CPU's float rounding): "
+               << compared << "; every other claim uses the committed run.\n";
+        }
+}
+
+// Benz et al.: the weakest classes are the same across seeds and methods. Every adversarially trained run's
+// per-class PGD-20 accuracy (last checkpoint) against the mean ranking of the PGD-AT seeds.
+void weakest_classes(std::ostream& md, const std::map<std::string, Arm>& arms, const std::vector<std::string>& classes) {
+    auto base = arms.find("pgd_at");
+    if (base == arms.end()) return;
+    // The reference ranking: the mean per-class PGD-20 accuracy of the PGD-AT seeds, leaving out the run compared
+    // (a PGD-AT seed is never compared with itself).
+    auto reference = [&](const std::string& arm_name, int left_out) {
+        std::vector<double> sum(classes.size(), 0.0);
+        int count = 0;
+        for (const auto& [seed, run] : base->second)
+            if (!(arm_name == "pgd_at" && seed == left_out) && run.evals.count("last") &&
+                run.evals.at("last").count("pgd20")) {
+                const auto& pc = run.evals.at("last").at("pgd20").per_class;
+                for (size_t k = 0; k < pc.size(); ++k) sum[k] += pc[k];
+                ++count;
+            }
+        return count > 0 ? sum : std::vector<double>{};
+    };
+    std::vector<double> rho;
+    std::map<std::string, int> worst_count;
+    for (const auto& [name, arm] : arms) {
+        if (name == "natural") continue;  // natural training has no robust accuracy to rank
+        for (const auto& [seed, run] : arm)
+            if (run.evals.count("last") && run.evals.at("last").count("pgd20")) {
+                const auto& pc = run.evals.at("last").at("pgd20").per_class;
+                const auto ref = reference(name, seed);
+                if (!ref.empty()) rho.push_back(fairness::spearman(pc, ref));
+                ++worst_count[classes[std::min_element(pc.begin(), pc.end()) - pc.begin()]];
+            }
+    }
+    if (rho.empty()) return;
+    const auto e = paired_effect(rho);
+    std::string modal;
+    int modal_n = 0, total = 0;
+    for (const auto& [cls, n] : worst_count) {
+        total += n;
+        if (n > modal_n) modal = cls, modal_n = n;
+    }
+    md << "\n**The same classes are the weakest across seeds and methods** (Benz et al.): Spearman ρ of each "
+          "adversarially trained run's per-class PGD-20 accuracy against the PGD-AT seeds' mean, over "
+       << e.n << (e.n == 1 ? " run: " : " runs: ") << fixed(e.mean, 2) << " [" << fixed(std::max(e.lo, -1.0), 2) << ", "
+       << fixed(std::min(e.hi, 1.0), 2) << "]" << (e.lo < -1 || e.hi > 1 ? " (the t interval, cut at ±1)" : "")
+       << "; the worst class is " << modal << " in " << modal_n << " of " << total << " runs. Verdict: **"
+       << verdict_name(judge_at_least(e, 0.5))
+       << "** (reproduced when the interval lies above ρ = 0.5; undecided with fewer than two runs).\n";
+}
+
+// AutoAttack on one seed per arm (seed 0, or the lowest seed attacked where a machine lost seed 0's checkpoints):
+// does the PGD-20 ranking of the classes hold under the stronger attack, and that of the methods (by overall and by
+// worst-class robust accuracy)? Each model is compared with its own PGD-20 evaluation.
+void autoattack_table(std::ostream& md, const std::map<std::string, Arm>& arms, const std::vector<std::string>& classes) {
+    std::ostringstream rows;
+    std::vector<double> aa_overall, pgd_overall, aa_worst, pgd_worst;
+    for (const auto& [name, arm] : arms) {
+        auto attacked = std::find_if(arm.begin(), arm.end(), [](const auto& seed_run) {
+            const auto& evals = seed_run.second.evals;
+            return evals.count("autoattack") && evals.at("autoattack").count("autoattack") && evals.count("last") &&
+                   evals.at("last").count("pgd20");
+        });
+        if (attacked == arm.end()) continue;
+        const Eval& aa = attacked->second.evals.at("autoattack").at("autoattack");
+        const Eval& pgd = attacked->second.evals.at("last").at("pgd20");
+        rows << "| " << name << " | " << attacked->first << " | " << fixed(100 * aa.overall) << " | "
+             << fixed(100 * min_of(aa.per_class)) << " ("
+             << classes[std::min_element(aa.per_class.begin(), aa.per_class.end()) - aa.per_class.begin()] << ") | "
+             << fixed(fairness::spearman(aa.per_class, pgd.per_class), 2) << " |\n";
+        aa_overall.push_back(aa.overall), pgd_overall.push_back(pgd.overall);
+        aa_worst.push_back(min_of(aa.per_class)), pgd_worst.push_back(min_of(pgd.per_class));
+    }
+    if (rows.str().empty()) return;
+    md << "\n### AutoAttack (standard cascade, first 1,000 test images, one seed per arm, last checkpoint)\n\n"
+          "| arm | seed | AA | AA worst class | Spearman ρ with PGD-20 per class (whole test set) |\n"
+          "|---|---|---|---|---|\n"
+       << rows.str();
+    if (aa_overall.size() >= 3)
+        md << "\nThe ranking of the " << aa_overall.size() << " arms under AutoAttack against PGD-20 (Spearman ρ): "
+           << fixed(fairness::spearman(aa_overall, pgd_overall), 2) << " by overall robust accuracy, "
+           << fixed(fairness::spearman(aa_worst, pgd_worst), 2) << " by the worst class's.\n";
+}
+
+void dataset_section(std::ostream& md, const fs::path& results, const std::string& dataset) {
+    std::vector<std::string> classes;
+    const auto arms = load_arms(results / dataset, classes);
+    md << "\n## " << dataset << "\n\n";
+    if (arms.empty()) {
+        md << "No finished runs committed yet.\n";
+        return;
+    }
+    arms_table(md, arms);
+    claims_table(md, arms);
+    retrained_notes(md, arms);
+    weakest_classes(md, arms, classes);
+    autoattack_table(md, arms, classes);
+}
+
+}  // namespace
+
+std::string reproduction_page(const fs::path& results, const std::vector<std::string>& datasets) {
+    std::ostringstream md;
+    std::ifstream intro(results / "intro.md");
+    if (intro) md << intro.rdbuf();
+    md << "\n## Pilot: PGD-AT alone at the protocol's setting\n";
+    for (const auto& d : datasets) pilot_section(md, results, d);
+    for (const auto& d : datasets) dataset_section(md, results, d);
+    return md.str();
+}
+
+}  // namespace cw::report::reproduction

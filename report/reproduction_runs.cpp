@@ -1,0 +1,161 @@
+// See reproduction_runs.h.
+#include "report/reproduction_runs.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "util/atomic_file.h"
+
+namespace cw::report::reproduction {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+double min_of(const std::vector<double>& v) { return v.empty() ? NAN : *std::min_element(v.begin(), v.end()); }
+double max_of(const std::vector<double>& v) { return v.empty() ? NAN : *std::max_element(v.begin(), v.end()); }
+
+namespace {
+
+std::map<std::string, Eval> load_results(const fs::path& file, std::vector<std::string>& classes) {
+    json j;
+    try {
+        j = json::parse(util::read_file_text(file.string()));
+    } catch (const json::exception& e) {
+        throw std::runtime_error(file.string() + ": not a results.json (" + e.what() + ")");
+    }
+    if (!j.contains("evaluations") || !j.contains("classes"))
+        throw std::runtime_error(file.string() + ": not a results.json (no evaluations / classes)");
+    const auto names = j["classes"].get<std::vector<std::string>>();
+    if (classes.empty()) classes = names;
+    if (names != classes) throw std::runtime_error(file.string() + ": its classes differ from the other runs'");
+    std::map<std::string, Eval> out;
+    for (const auto& e : j["evaluations"]) {
+        Eval ev;
+        ev.overall = e.value("accuracy", NAN);
+        for (const auto& x : e["per_class_accuracy"]) ev.per_class.push_back(x.is_number() ? x.get<double>() : NAN);
+        if (e.contains("per_class_boundary_error"))
+            for (const auto& x : e["per_class_boundary_error"]) ev.boundary.push_back(x.is_number() ? x.get<double>() : NAN);
+        out[e["name"].get<std::string>()] = ev;
+    }
+    return out;
+}
+
+// One run's folder: eval_<checkpoint>/results.json, autoattack/results.json, selection.json, cpu.txt,
+// hot_start.txt and hot_start/ (a folder of the same kind).
+Run load_run(const fs::path& dir, std::vector<std::string>& classes) {
+    Run run;
+    for (const auto& eval_dir : fs::directory_iterator(dir)) {
+        const std::string e = eval_dir.path().filename().string();
+        const fs::path file = eval_dir.path() / "results.json";
+        if (!fs::is_regular_file(file)) continue;
+        if (e.rfind("eval_", 0) == 0) run.evals[e.substr(5)] = load_results(file, classes);
+        if (e == "autoattack") run.evals["autoattack"] = load_results(file, classes);
+    }
+    const fs::path selection = dir / "selection.json";
+    if (!run.evals.empty() && fs::is_regular_file(selection)) {
+        try {
+            const json j = json::parse(util::read_file_text(selection.string()));
+            if (j.contains("fawa")) run.fawa_accepted = j["fawa"].at("accepted").get<int>();
+        } catch (const json::exception& e) {
+            throw std::runtime_error(selection.string() + ": not a selection.json (" + e.what() + ")");
+        }
+    }
+    if (fs::is_regular_file(dir / "cpu.txt")) {
+        std::istringstream text(util::read_file_text((dir / "cpu.txt").string()));
+        std::getline(text, run.cpu);
+    }
+    run.from_retrained_hot_start = fs::is_regular_file(dir / "hot_start.txt");
+    if (run.from_retrained_hot_start) {
+        std::istringstream text(util::read_file_text((dir / "hot_start.txt").string()));
+        const std::string key = "checkpoint sha256: ";
+        for (std::string line; std::getline(text, line);)
+            if (line.rfind(key, 0) == 0) run.hot_start_sha256 = line.substr(key.size());
+    }
+    if (fs::is_regular_file(dir / "checkpoint.sha256")) {
+        std::istringstream text(util::read_file_text((dir / "checkpoint.sha256").string()));
+        text >> run.checkpoint_sha256;
+    }
+    if (fs::is_directory(dir / "hot_start")) {
+        Run hot = load_run(dir / "hot_start", classes);
+        if (!hot.evals.empty()) run.hot_start = std::make_shared<const Run>(std::move(hot));
+    }
+    return run;
+}
+
+}  // namespace
+
+std::map<std::string, Arm> load_arms(const fs::path& dir, std::vector<std::string>& classes) {
+    std::map<std::string, Arm> arms;
+    if (!fs::is_directory(dir)) return arms;
+    for (const auto& arm_dir : fs::directory_iterator(dir)) {
+        if (!arm_dir.is_directory()) continue;
+        for (const auto& seed_dir : fs::directory_iterator(arm_dir.path())) {
+            const std::string name = seed_dir.path().filename().string();
+            if (name.rfind("seed", 0) != 0) continue;
+            Run run = load_run(seed_dir.path(), classes);
+            if (!run.evals.empty()) arms[arm_dir.path().filename().string()][std::stoi(name.substr(4))] = std::move(run);
+        }
+    }
+    return arms;
+}
+
+double metric(const Run& run, const std::string& checkpoint, const std::string& name) {
+    auto c = run.evals.find(checkpoint);
+    if (c == run.evals.end()) return NAN;
+    auto eval = [&](const char* which) -> const Eval* {
+        auto it = c->second.find(which);
+        return it == c->second.end() ? nullptr : &it->second;
+    };
+    const Eval* clean = eval("clean");
+    const Eval* pgd = eval("pgd20");
+    if (name == "clean" && clean) return 100 * clean->overall;
+    if (name == "clean worst" && clean) return 100 * min_of(clean->per_class);
+    if (name == "clean spread" && clean) return 100 * (max_of(clean->per_class) - min_of(clean->per_class));
+    if (name == "PGD-20" && pgd) return 100 * pgd->overall;
+    if (name == "PGD-20 worst" && pgd) return 100 * min_of(pgd->per_class);
+    if (name == "PGD-20 spread" && pgd) return 100 * (max_of(pgd->per_class) - min_of(pgd->per_class));
+    if (name == "boundary worst" && pgd) return 100 * max_of(pgd->boundary);
+    return NAN;
+}
+
+std::string hot_start_arm_of(const std::string& arm) {
+    if (arm.rfind("frl_", 0) == 0) return "pgd_at";
+    return arm == "faal" ? "trades" : "";
+}
+
+const Run* partner(const std::string& arm_name, const Run& run, const std::string& base_name, const Run& base, int seed) {
+    if (hot_start_arm_of(arm_name) == base_name) {
+        if (!run.from_retrained_hot_start) return &base;
+        const std::string record = base_name + "/seed" + std::to_string(seed) + "/hot_start/";
+        if (!base.hot_start)
+            throw std::runtime_error(arm_name + " seed " + std::to_string(seed) + " started from a retrained hot start "
+                                     "(hot_start.txt) but " + record + " has no evaluation");
+        // A later machine's retraining replaced the record: it describes another model than this one started from.
+        const std::string& recorded = base.hot_start->checkpoint_sha256;
+        if (!run.hot_start_sha256.empty() && run.hot_start_sha256 != recorded)
+            throw std::runtime_error(arm_name + " seed " + std::to_string(seed) + " started from the retrained model with "
+                                     "checkpoint sha256 " + run.hot_start_sha256.substr(0, 12) + " but " + record +
+                                     " records " + (recorded.empty() ? "no checksum" : recorded.substr(0, 12)));
+        return base.hot_start.get();
+    }
+    return run.from_retrained_hot_start == base.from_retrained_hot_start ? &base : nullptr;
+}
+
+std::string seeds_of(const Arm& arm, bool (*only)(const Run&)) {
+    std::string s;
+    for (const auto& [seed, run] : arm)
+        if (!only || only(run)) s += (s.empty() ? "" : ",") + std::to_string(seed);
+    return s;
+}
+
+std::string seeds_without_average(const Arm& arm) {
+    return seeds_of(arm, [](const Run& run) { return run.fawa_accepted == 0; });
+}
+
+std::string seeds_text(const std::string& list) {
+    return (list.find(',') == std::string::npos ? "seed " : "seeds ") + list;
+}
+
+}  // namespace cw::report::reproduction
