@@ -2,11 +2,13 @@
 #include "report/reproduction_runs.h"
 
 #include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
 #include "util/atomic_file.h"
+#include "report/run_data.h"
 
 namespace cw::report::reproduction {
 
@@ -18,26 +20,19 @@ double max_of(const std::vector<double>& v) { return v.empty() ? NAN : *std::max
 
 namespace {
 
+// One results.json, checked against the contract (report/run_data.h) before any number is read.
 std::map<std::string, Eval> load_results(const fs::path& file, std::vector<std::string>& classes) {
-    json j;
-    try {
-        j = json::parse(util::read_file_text(file.string()));
-    } catch (const json::exception& e) {
-        throw std::runtime_error(file.string() + ": not a results.json (" + e.what() + ")");
-    }
-    if (!j.contains("evaluations") || !j.contains("classes"))
-        throw std::runtime_error(file.string() + ": not a results.json (no evaluations / classes)");
-    const auto names = j["classes"].get<std::vector<std::string>>();
+    const json j = load_results_json(file.string());
+    const auto names = j.at("classes").get<std::vector<std::string>>();
     if (classes.empty()) classes = names;
     if (names != classes) throw std::runtime_error(file.string() + ": its classes differ from the other runs'");
     std::map<std::string, Eval> out;
-    for (const auto& e : j["evaluations"]) {
+    for (const auto& e : j.at("evaluations")) {
         Eval ev;
         ev.overall = e.value("accuracy", NAN);
-        for (const auto& x : e["per_class_accuracy"]) ev.per_class.push_back(x.is_number() ? x.get<double>() : NAN);
-        if (e.contains("per_class_boundary_error"))
-            for (const auto& x : e["per_class_boundary_error"]) ev.boundary.push_back(x.is_number() ? x.get<double>() : NAN);
-        out[e["name"].get<std::string>()] = ev;
+        ev.per_class = per_class_values(e, "per_class_accuracy");
+        ev.boundary = per_class_values(e, "per_class_boundary_error");
+        out[e.at("name").get<std::string>()] = ev;
     }
     return out;
 }
@@ -84,6 +79,15 @@ Run load_run(const fs::path& dir, std::vector<std::string>& classes) {
     return run;
 }
 
+// seed<k>'s k: the folder names the study writes (scripts/reproduction.sh).
+int seed_number(const fs::path& dir) {
+    const std::string digits = dir.filename().string().substr(4);
+    const bool ok = !digits.empty() && digits.size() <= 6 &&
+                    std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); });
+    if (!ok) throw std::runtime_error(dir.string() + ": expected a folder seed<k> with k a seed number");
+    return std::stoi(digits);
+}
+
 }  // namespace
 
 std::map<std::string, Arm> load_arms(const fs::path& dir, std::vector<std::string>& classes) {
@@ -94,8 +98,9 @@ std::map<std::string, Arm> load_arms(const fs::path& dir, std::vector<std::strin
         for (const auto& seed_dir : fs::directory_iterator(arm_dir.path())) {
             const std::string name = seed_dir.path().filename().string();
             if (name.rfind("seed", 0) != 0) continue;
+            const int seed = seed_number(seed_dir.path());
             Run run = load_run(seed_dir.path(), classes);
-            if (!run.evals.empty()) arms[arm_dir.path().filename().string()][std::stoi(name.substr(4))] = std::move(run);
+            if (!run.evals.empty()) arms[arm_dir.path().filename().string()][seed] = std::move(run);
         }
     }
     return arms;

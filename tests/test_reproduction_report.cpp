@@ -4,9 +4,12 @@
 // The expected numbers are worked by hand from the files below.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "tests/test_nn_util.h"
 #include "tests/test_process.h"
@@ -20,14 +23,31 @@ void write(const fs::path& file, const std::string& text) {
     std::ofstream(file) << text;
 }
 
+// A results.json the contract accepts (the page checks each one, report/run_data.h) for a 2-class dataset: each
+// evaluation's per-class accuracies (cat, dog), and for an attack boundary errors of 0.1; the fields the page does
+// not read hold placeholders.
+struct ToyEvaluation {
+    std::string name;
+    double cat, dog;
+};
+std::string results_json(const std::vector<ToyEvaluation>& evaluations) {
+    nlohmann::json j = {{"schema", "classwise.results/1"}, {"experiment", "test"}, {"dataset", "toyset"},
+                        {"split", "test"}, {"num_examples", 100}, {"classes", {"cat", "dog"}}, {"model", "toy"},
+                        {"method", "toy"}, {"seed", 0}, {"device", "cpu"}, {"evaluations", nlohmann::json::array()}};
+    for (const auto& e : evaluations) {
+        nlohmann::json entry = {{"name", e.name}, {"accuracy", (e.cat + e.dog) / 2}, {"per_class_accuracy", {e.cat, e.dog}},
+                                {"worst_class", e.cat <= e.dog ? 0 : 1}, {"best_class", e.cat <= e.dog ? 1 : 0},
+                                {"confusion", {{50, 0}, {0, 50}}}, {"cfp", {0.0, 0.0}}};
+        if (e.name != "clean") entry["attack"] = e.name, entry["per_class_boundary_error"] = {0.1, 0.1};
+        j["evaluations"].push_back(entry);
+    }
+    return j.dump() + "\n";
+}
+
 // One PGD-AT run of a 2-class dataset: its last checkpoint's clean and PGD-20 per-class accuracies, and a history
 // whose last two per-epoch PGD-20 figures are `before` and `after` (fractions).
 void write_run(const fs::path& dir, double pgd_a, double pgd_b, double before, double after) {
-    const auto evals = "{\"name\": \"clean\", \"accuracy\": 0.9, \"per_class_accuracy\": [0.9, 0.9]}, "
-                       "{\"name\": \"pgd20\", \"accuracy\": " + std::to_string((pgd_a + pgd_b) / 2) +
-                       ", \"per_class_accuracy\": [" + std::to_string(pgd_a) + ", " + std::to_string(pgd_b) +
-                       "], \"per_class_boundary_error\": [0.1, 0.1]}";
-    write(dir / "eval_last/results.json", "{\"classes\": [\"cat\", \"dog\"], \"evaluations\": [" + evals + "]}\n");
+    write(dir / "eval_last/results.json", results_json({{"clean", 0.9, 0.9}, {"pgd20", pgd_a, pgd_b}}));
     write(dir / "history.csv", "epoch,eval,overall,cat,dog\n1,test_pgd20," + std::to_string(before) +
                                    ",0,0\n1,test_clean,0.9,0,0\n2,test_pgd20," + std::to_string(after) + ",0,0\n");
 }
@@ -125,9 +145,7 @@ TEST_CASE("reproduction_report: AutoAttack's ranking of the classes and of the a
     cw_nn_test::ScratchDir dir;
     auto write_aa = [&](const std::string& arm, double cat, double dog, int seed = 0) {
         write(dir.path / "toyset" / arm / ("seed" + std::to_string(seed)) / "autoattack/results.json",
-              "{\"classes\": [\"cat\", \"dog\"], \"evaluations\": [{\"name\": \"autoattack\", \"accuracy\": " +
-                  std::to_string((cat + dog) / 2) + ", \"per_class_accuracy\": [" + std::to_string(cat) + ", " +
-                  std::to_string(dog) + "]}]}\n");
+              results_json({{"clean", 0.9, 0.9}, {"autoattack", cat, dog}}));
     };
     // PGD-20 (whole test set) overall / worst: pgd_at 30 / 10, trades 40 / 20, cfa_at 35 / 30.
     write_run(dir.path / "toyset/pgd_at/seed0", 0.10, 0.50, 0.4, 0.4);
@@ -237,4 +255,34 @@ TEST_CASE("reproduction_report: a fine-tune of a retrained hot start is compared
     CHECK(out.code != 0);
     CHECK(out.text.find("frl_rwrm seed 1 started from a retrained hot start (hot_start.txt) but pgd_at/seed1/hot_start/ "
                         "has no evaluation") != std::string::npos);
+}
+
+// Bad records stop the page with one line naming the file and what was expected, never a crash or a silent number.
+// Seen failing before the records were checked: a results.json without per-class accuracies aborted the tool (an
+// assertion inside the JSON library) and a folder "seedx" stopped it with the bare message "stoi".
+TEST_CASE("reproduction_report: a malformed record is named in one line", "[report]") {
+    cw_nn_test::ScratchDir dir;
+    write_run(dir.path / "toyset/pgd_at/seed0", 0.10, 0.50, 0.4, 0.4);
+    auto refused = [&](const std::string& expected) {
+        const auto out = cw_test::run_shell("'" + (cw_test::repo_root() / "build/tools/reproduction_report").string() +
+                                            "' --results '" + dir.path.string() + "' --datasets toyset --out - 2>&1");
+        INFO(out.text);
+        CHECK(out.code == 1);
+        CHECK(out.text.find(expected) != std::string::npos);
+        CHECK(std::count(out.text.begin(), out.text.end(), '\n') == 1);
+    };
+    const fs::path file = dir.path / "toyset/pgd_at/seed0/eval_last/results.json";
+    nlohmann::json j = nlohmann::json::parse(results_json({{"clean", 0.9, 0.9}, {"pgd20", 0.1, 0.5}}));
+    j["evaluations"][1].erase("per_class_accuracy");
+    write(file, j.dump());
+    refused(file.string() + ": not a valid classwise results.json: evaluations[1] has no field 'per_class_accuracy'");
+    j["evaluations"][1]["per_class_accuracy"] = {0.1};
+    write(file, j.dump());
+    refused("evaluations[1].per_class_accuracy should list one number per class (2)");
+    write(file, "{\"classes\": [\"cat\", \"dog\"]");
+    refused(file.string() + ": malformed JSON");
+
+    write_run(dir.path / "toyset/pgd_at/seed0", 0.10, 0.50, 0.4, 0.4);
+    write_run(dir.path / "toyset/pgd_at/seedx", 0.10, 0.50, 0.4, 0.4);
+    refused("toyset/pgd_at/seedx: expected a folder seed<k> with k a seed number");
 }
