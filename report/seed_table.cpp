@@ -8,6 +8,7 @@
 
 #include "util/atomic_file.h"
 #include "util/format.h"
+#include "report/run_data.h"
 
 namespace cw::report {
 
@@ -36,27 +37,18 @@ json load(const std::string& where) {
         throw std::runtime_error(where + ": a training run's folder; give one of its evaluations, e.g. " +
                                  (p / "eval_last").string());
     if (std::filesystem::is_directory(p)) p /= "results.json";
-    json j;
-    try {
-        j = json::parse(util::read_file_text(p.string()));
-    } catch (const json::exception& e) {
-        throw std::runtime_error(p.string() + ": not a results.json (" + e.what() + ")");
-    }
-    if (!j.contains("evaluations") || !j.contains("classes"))
-        throw std::runtime_error(p.string() + ": not a results.json (no evaluations / classes)");
-    return j;
+    return load_results_json(p.string());  // checked against the contract before any number is read
 }
 
 // The per-class accuracies of evaluation `name` in run r.
 std::vector<double> per_class(const SeedRuns& runs, size_t r, const std::string& name) {
-    for (const auto& e : runs.results[r]["evaluations"])
-        if (e["name"] == name) return e["per_class_accuracy"].get<std::vector<double>>();
+    if (const nlohmann::json* e = find_evaluation(runs.results[r], name)) return per_class_values(*e, "per_class_accuracy");
     throw std::runtime_error(runs.names[r] + ": no evaluation '" + name + "'");
 }
 
 double overall(const SeedRuns& runs, size_t r, const std::string& name) {
-    for (const auto& e : runs.results[r]["evaluations"])
-        if (e["name"] == name) return e["accuracy"].get<double>();
+    if (const nlohmann::json* e = find_evaluation(runs.results[r], name))
+        return e->at("accuracy").is_number() ? e->at("accuracy").get<double>() : std::nan("");  // null: no samples
     throw std::runtime_error(runs.names[r] + ": no evaluation '" + name + "'");
 }
 

@@ -112,3 +112,33 @@ TEST_CASE("seed table: a training run's folder is named as such, with an evaluat
                          (run / "eval_last").string());
     fs::remove_all(run);
 }
+
+// A results.json that breaks the contract stops `seeds` with one line naming the file and the field. Seen failing
+// before seed_table read results through the contract's checker: a run without per-class accuracies aborted the tool
+// (an assertion inside the JSON library), and a class without test samples (null accuracy) ended it with the JSON
+// library's type error.
+TEST_CASE("seed table: a results.json that breaks the contract is named in one line", "[report][seeds]") {
+    const fs::path dir = fs::temp_directory_path() / ("cw_seed_bad_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const fs::path good = fs::path(cw_test::repo_root()) / "tests/fixtures/seed_report/fair/gtsrb32/pgd_at/seed0/eval_last";
+    json j = json::parse(read_text(good / "results.json"));
+    j["evaluations"][1].erase("per_class_accuracy");
+    std::ofstream(dir / "results.json") << j.dump();
+    auto seeds = [&] {
+        return cw_test::run_shell("'" + (cw_test::repo_root() / "build/tools/seeds").string() + "' '" + good.string() +
+                                  "' '" + dir.string() + "' 2>&1");
+    };
+    auto r = seeds();
+    INFO(r.text);
+    CHECK(r.code == 1);
+    CHECK(r.text == "seeds: " + (dir / "results.json").string() +
+                        ": not a valid classwise results.json: evaluations[1] has no field 'per_class_accuracy'\n");
+    // A class without samples has a null accuracy (docs/results_json.md): the table reads it as missing (nan).
+    j["evaluations"][1]["per_class_accuracy"] = {0.5, nullptr, 0.1};
+    std::ofstream(dir / "results.json") << j.dump();
+    r = seeds();
+    INFO(r.text);
+    CHECK(r.code == 0);
+    fs::remove_all(dir);
+}

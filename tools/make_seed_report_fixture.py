@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes tests/fixtures/seed_report/: a small tree of seed runs shaped like scripts/fair_methods.sh's output
-(command.txt, job.json, selection.json, eval_<checkpoint>/results.json with the fields build/tools/seeds reads) and
+(command.txt, job.json, selection.json, eval_<checkpoint>/results.json as the contract requires it) and
 the page scripts/fair_methods_report.sh made from it when it computed its tables with jq and awk
 (expected_fair_methods.md, written by hand-running that earlier script: tests/test_seed_report.cpp checks that the
 tools give the same page).
@@ -28,11 +28,27 @@ def accuracies(rng, base, classes, floor=None):
     return out
 
 
-def results(classes, clean, pgd):
-    evals = []
-    for name, acc in (("clean", clean), ("pgd20", pgd)):
-        evals.append({"name": name, "accuracy": sum(acc) / len(acc), "per_class_accuracy": acc})
-    return {"schema": "classwise.results/1", "classes": classes, "evaluations": evals}
+def evaluation(name, acc, clean=None):
+    """One evaluation with every field the results.json contract requires (docs/results_json.md): the confusion
+    matrix puts each class's errors on the next class; worst and best class as the evaluator picks them (the first
+    on ties)."""
+    C = len(acc)
+    confusion = [[0] * C for _ in range(C)]
+    for k, a in enumerate(acc):
+        confusion[k][k] = round(a * N)
+        confusion[k][(k + 1) % C] += N - round(a * N)
+    e = {"name": name, "accuracy": sum(acc) / C, "per_class_accuracy": acc,
+         "worst_class": acc.index(min(acc)), "best_class": acc.index(max(acc)), "confusion": confusion, "cfp": [0.0] * C}
+    if clean is not None:
+        e["attack"] = name
+        e["per_class_boundary_error"] = [max(0.0, c - a) for c, a in zip(clean, acc)]
+    return e
+
+
+def results(ds, method, seed, classes, clean, pgd):
+    return {"schema": "classwise.results/1", "experiment": "fair_methods", "dataset": ds, "split": "test",
+            "num_examples": N * len(classes), "classes": classes, "model": "small_cnn", "method": method,
+            "seed": seed, "device": "cpu", "evaluations": [evaluation("clean", clean), evaluation("pgd20", pgd, clean)]}
 
 
 def write(path, text):
@@ -52,7 +68,7 @@ def run(ds, classes, method, seed, ckpts, clean_base, pgd_base, floor, selection
               json.dumps({"best": {"robust": {"epoch": 1 + (seed + len(method)) % 3}}}, indent=2) + "\n")
     rng = random.Random("%s/%s/%d" % (ds, method, seed))
     for ckpt in ckpts:
-        r = results(classes, accuracies(rng, clean_base, len(classes)),
+        r = results(ds, method, seed, classes, accuracies(rng, clean_base, len(classes)),
                     accuracies(rng, pgd_base, len(classes), floor))
         write(os.path.join(d, "eval_" + ckpt, "results.json"), json.dumps(r, indent=1) + "\n")
 
