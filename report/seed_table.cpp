@@ -52,11 +52,21 @@ double overall(const SeedRuns& runs, size_t r, const std::string& name) {
     throw std::runtime_error(runs.names[r] + ": no evaluation '" + name + "'");
 }
 
+// The per-class accuracies of the classes that had samples: a class without any (null in results.json, e.g. under
+// --n) has no accuracy, so it is neither a run's worst class nor part of its spread (and NaN would break the sort).
+std::vector<double> classes_with_samples(const SeedRuns& runs, size_t r, const std::string& name) {
+    std::vector<double> acc;
+    for (double a : per_class(runs, r, name))
+        if (!std::isnan(a)) acc.push_back(a);
+    if (acc.empty()) throw std::runtime_error(runs.names[r] + ": evaluation '" + name + "' has no class with samples");
+    return acc;
+}
+
 // Per run, in %: the weakest class's accuracy, and the mean of the `k` weakest (sum of the k, / k, · 100).
 std::vector<double> worst_percent(const SeedRuns& runs, const std::string& name) {
     std::vector<double> out;
     for (size_t r = 0; r < runs.results.size(); ++r) {
-        const auto acc = per_class(runs, r, name);
+        const auto acc = classes_with_samples(runs, r, name);
         out.push_back(*std::min_element(acc.begin(), acc.end()) * 100);
     }
     return out;
@@ -64,7 +74,7 @@ std::vector<double> worst_percent(const SeedRuns& runs, const std::string& name)
 std::vector<double> bottom_percent(const SeedRuns& runs, const std::string& name, size_t k) {
     std::vector<double> out;
     for (size_t r = 0; r < runs.results.size(); ++r) {
-        auto acc = per_class(runs, r, name);
+        auto acc = classes_with_samples(runs, r, name);
         std::sort(acc.begin(), acc.end());
         double sum = 0;
         for (size_t i = 0; i < std::min(k, acc.size()); ++i) sum += acc[i];
@@ -79,7 +89,7 @@ struct Columns {
 Columns columns(const SeedRuns& runs, const std::string& name) {
     Columns c;
     for (size_t r = 0; r < runs.results.size(); ++r) {
-        const auto acc = per_class(runs, r, name);
+        const auto acc = classes_with_samples(runs, r, name);
         const auto [lo, hi] = std::minmax_element(acc.begin(), acc.end());
         c.overall.push_back(overall(runs, r, name));
         c.worst.push_back(*lo);
