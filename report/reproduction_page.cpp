@@ -164,7 +164,7 @@ void weakest_classes(std::ostream& md, const std::map<std::string, Arm>& arms, c
                 const auto& pc = run.evals.at("last").at("pgd20").per_class;
                 const auto ref = reference(name, seed);
                 if (!ref.empty()) rho.push_back(fairness::spearman(pc, ref));
-                ++worst_count[classes[std::min_element(pc.begin(), pc.end()) - pc.begin()]];
+                if (worst_class(pc) < classes.size()) ++worst_count[classes[worst_class(pc)]];
             }
     }
     if (rho.empty()) return;
@@ -201,7 +201,7 @@ void autoattack_table(std::ostream& md, const std::map<std::string, Arm>& arms, 
         const Eval& pgd = attacked->second.evals.at("last").at("pgd20");
         rows << "| " << name << " | " << attacked->first << " | " << fixed(100 * aa.overall) << " | "
              << fixed(100 * min_of(aa.per_class)) << " ("
-             << classes[std::min_element(aa.per_class.begin(), aa.per_class.end()) - aa.per_class.begin()] << ") | "
+             << class_name(classes, worst_class(aa.per_class)) << ") | "
              << fixed(fairness::spearman(aa.per_class, pgd.per_class), 2) << " |\n";
         aa_overall.push_back(aa.overall), pgd_overall.push_back(pgd.overall);
         aa_worst.push_back(min_of(aa.per_class)), pgd_worst.push_back(min_of(pgd.per_class));

@@ -36,7 +36,7 @@ PilotRows pilot_table(std::ostream& md, const Arm& arm, const std::vector<std::s
         auto c = run.evals.find("last");
         if (c != run.evals.end() && c->second.count("pgd20")) {
             const auto& pc = c->second.at("pgd20").per_class;
-            worst_name = classes[std::min_element(pc.begin(), pc.end()) - pc.begin()];
+            worst_name = class_name(classes, worst_class(pc));
         }
         // history.csv: rows "epoch,test_pgd<K>,overall,..." of the per-epoch evaluation.
         std::vector<double> per_epoch;

@@ -15,8 +15,25 @@ namespace cw::report::reproduction {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-double min_of(const std::vector<double>& v) { return v.empty() ? NAN : *std::min_element(v.begin(), v.end()); }
-double max_of(const std::vector<double>& v) { return v.empty() ? NAN : *std::max_element(v.begin(), v.end()); }
+double min_of(const std::vector<double>& v) {
+    const size_t k = worst_class(v);
+    return k < v.size() ? v[k] : NAN;
+}
+double max_of(const std::vector<double>& v) {
+    double best = NAN;
+    for (double x : v)
+        if (!std::isnan(x) && (std::isnan(best) || x > best)) best = x;
+    return best;
+}
+
+std::string class_name(const std::vector<std::string>& classes, size_t k) { return k < classes.size() ? classes[k] : "—"; }
+
+size_t worst_class(const std::vector<double>& per_class) {
+    size_t worst = per_class.size();
+    for (size_t k = 0; k < per_class.size(); ++k)
+        if (!std::isnan(per_class[k]) && (worst == per_class.size() || per_class[k] < per_class[worst])) worst = k;
+    return worst;
+}
 
 namespace {
 
@@ -29,7 +46,7 @@ std::map<std::string, Eval> load_results(const fs::path& file, std::vector<std::
     std::map<std::string, Eval> out;
     for (const auto& e : j.at("evaluations")) {
         Eval ev;
-        ev.overall = e.value("accuracy", NAN);
+        ev.overall = e.at("accuracy").is_number() ? e.at("accuracy").get<double>() : NAN;  // null: no samples
         ev.per_class = per_class_values(e, "per_class_accuracy");
         ev.boundary = per_class_values(e, "per_class_boundary_error");
         out[e.at("name").get<std::string>()] = ev;

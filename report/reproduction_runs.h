@@ -42,9 +42,13 @@ using Arm = std::map<int, Run>;  // seed -> run
 // folder). `classes` is set from the first results.json; a file naming other classes is an error.
 std::map<std::string, Arm> load_arms(const std::filesystem::path& dataset_dir, std::vector<std::string>& classes);
 
-// Smallest and largest element; NaN for an empty vector.
+// Smallest and largest element, leaving out NaN (a class without test samples); NaN when none is left.
 double min_of(const std::vector<double>& v);
 double max_of(const std::vector<double>& v);
+// The index of the lowest per-class value (the first on ties), NaN left out; per_class.size() when none is left.
+size_t worst_class(const std::vector<double>& per_class);
+// classes[k], or "—" past the end (no class left).
+std::string class_name(const std::vector<std::string>& classes, size_t k);
 
 // A metric of one run at one checkpoint, in percent; NaN where the evaluation is missing. Names: "clean",
 // "clean worst", "clean spread", "PGD-20", "PGD-20 worst", "PGD-20 spread", "boundary worst".

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -285,4 +286,17 @@ TEST_CASE("reproduction_report: a malformed record is named in one line", "[repo
     write_run(dir.path / "toyset/pgd_at/seed0", 0.10, 0.50, 0.4, 0.4);
     write_run(dir.path / "toyset/pgd_at/seedx", 0.10, 0.50, 0.4, 0.4);
     refused("toyset/pgd_at/seedx: expected a folder seed<k> with k a seed number");
+}
+
+// A class without test samples (null in results.json, as under --n) has no accuracy: it is not the worst class. Seen
+// failing with NaN taken as the minimum (the worst class named "cat", its accuracy not a number).
+TEST_CASE("reproduction_report: a class without samples is not the worst class", "[report]") {
+    cw_nn_test::ScratchDir dir;
+    write_run(dir.path / "toyset/pgd_at/seed0", 0.10, 0.50, 0.4, 0.4);
+    write_run(dir.path / "toyset/pgd_at/seed1", NAN, 0.30, 0.4, 0.4);
+    const std::string text = page(dir.path);
+    // Seed 1: only dog has samples, 30%: its worst class. The pilot's criterion (a) averages 10 and 30.
+    CHECK(text.find("| dog | 30.0 |") != std::string::npos);
+    CHECK(text.find("Criterion (a), worst class at least 10% PGD-20 on average: 20.0% over 2 seeds — met") !=
+          std::string::npos);
 }
