@@ -79,7 +79,7 @@ ORCH_OPT ?= -O1
 # -O1 too for the library's flag and file-format files: parsing flags (util/flags.cpp is the one file with CLI11),
 # attack specs and JSON records, and reading checkpoints (about 30% less compile time each, e.g. nn/safetensors.cpp
 # 9.7 -> 6.7 s).
-ORCH_LIB_OBJS := $(addprefix $(BUILD)/,util/flags.o train/recipe.o attacks/registry.o nn/safetensors.o eval/results_json.o \
+ORCH_LIB_OBJS := $(addprefix $(BUILD)/,util/flags.o train/recipe.o attacks/registry.o nn/safetensors.o nn/safetensors_values.o eval/results_json.o \
                    eval/eval_state.o eval/corruption_state.o eval/corruption_results.o)
 ORCH_OBJS := $(filter $(foreach d,report cli jobs study protocols,$(BUILD)/$(d)/%) %_family.o,$(LIB_OBJS)) \
              $(ORCH_LIB_OBJS) $(EXP_SRCS:%.cpp=$(BUILD)/%.o) $(TOOL_SRCS:%.cpp=$(BUILD)/%.o)

@@ -1,4 +1,4 @@
-// fuzz-sources: nn/safetensors.cpp util/atomic_file.cpp
+// fuzz-sources: nn/safetensors.cpp nn/safetensors_values.cpp util/atomic_file.cpp
 // parse() must turn any input into a File or a cw::Error. A File it accepts must survive serialize() and a
 // second parse() unchanged; anything else (crash, sanitizer report, leak, other exception) is a finding.
 #include <cstdint>
