@@ -73,6 +73,7 @@ public:
 private:
     nlohmann::json fingerprint() const;
     void load_or_start();
+    void check_resumable(const EvalState& saved, const std::string& file) const;
     void save();
     void step_done();                       // counts a step, saves, honours stop_after_steps
     bool skip() { return step_++ < state_.steps_done; }
@@ -116,16 +117,51 @@ std::vector<std::vector<double>> Run::fresh_logit_sums() const {
     return sums;
 }
 
+// What a saved state must satisfy for this run, beyond its shape (eval_state.h): no more batches than the run has,
+// every batch once the attacks have started, the run's attacks in order, and class indices inside the run's classes
+// (they index the confusion matrices).
+void Run::check_resumable(const EvalState& saved, const std::string& file) const {
+    auto require = [&](bool ok, const std::string& what) {
+        if (!ok) throw std::runtime_error(file + ": malformed evaluation state: " + what + "; remove it or run without "
+                                                 "--resume");
+    };
+    const int64_t batches_seen = saved.batch_offsets.empty() ? 0 : static_cast<int64_t>(saved.batch_offsets.size()) - 1;
+    require(batches_seen <= data_.num_batches, "more batches than this evaluation has");
+    if (!saved.records.attacks.empty()) {
+        require(batches_seen == data_.num_batches, "attack records before the clean pass finished");
+        std::vector<std::string> names;
+        for (const Attack* a : attacks_) names.push_back(a->name());
+        require(saved.records.attacks == names, "its attacks are not this evaluation's");
+    }
+    const int32_t C = static_cast<int32_t>(opt_.info.classes.size());
+    auto in_classes = [&](const std::vector<int32_t>& v, int32_t lowest) {
+        return std::all_of(v.begin(), v.end(), [&](int32_t k) { return k >= lowest && k < C; });
+    };
+    require(in_classes(saved.records.label, 0) && in_classes(saved.records.clean_pred, 0),
+            "a label or clean prediction is not one of the " + std::to_string(C) + " classes");
+    for (const auto& pred : saved.records.adv_pred)
+        require(in_classes(pred, -1), "an attack's prediction is not one of the " + std::to_string(C) + " classes");
+}
+
 void Run::load_or_start() {
     state_ = EvalState{};
     state_.fingerprint = fingerprint();
     state_.logit_sums = fresh_logit_sums();
     const std::string file = opt_.out_dir.empty() ? "" : path("eval_state.json");
     if (!opt_.resume || file.empty() || !std::filesystem::exists(file)) return;
-    EvalState saved = state_from_json(nlohmann::json::parse(util::read_file_text(file)));
+    EvalState saved;
+    try {
+        saved = state_from_json(nlohmann::json::parse(util::read_file_text(file)));
+    } catch (const nlohmann::json::parse_error& e) {
+        throw std::runtime_error(file + ": not an evaluation state (malformed JSON at byte " + std::to_string(e.byte) +
+                                 "); remove it or run without --resume");
+    } catch (const std::runtime_error& e) {
+        throw std::runtime_error(file + ": " + e.what() + "; remove it or run without --resume");
+    }
     if (saved.fingerprint != state_.fingerprint)
         throw std::runtime_error(file + ": written by a different evaluation (attacks, seed, batches or classes "
                                         "differ); remove it or run without --resume");
+    check_resumable(saved, file);
     if (saved.logit_sums.empty()) {
         log_line("note: " + file + " keeps no logit sums (written by an older version); this run reports no mean "
                  "logits");

@@ -1,6 +1,7 @@
 // The evaluator end to end on a small trained model: files and progress lines, the results.json contract, and
 // resuming an interrupted run (at any step) to exactly the results of an uninterrupted one.
 #include <filesystem>
+#include <functional>
 #include <sstream>
 #include <unistd.h>
 
@@ -124,4 +125,51 @@ TEST_CASE("an interrupted evaluation resumes to identical results", "[attacks]")
     EvalOptions opt = options(tmp.sub("resume0"));
     opt.resume = true;
     REQUIRE_THROWS_WITH(evaluate(model, data, fewer, opt), Catch::Contains("different evaluation"));
+}
+
+// A state file that is not what the evaluator writes (edited, or damaged on disk) is refused in one line naming the
+// file and what is wrong, before anything indexes the records with it. Seen failing without the checks: an attack's
+// predictions shorter than the records ended the process with "munmap_chunk(): invalid pointer", a truncated file
+// with the JSON library's message and no file name.
+TEST_CASE("evaluator: a damaged state file is refused in one line naming the file and the field", "[attacks]") {
+    nn::Module& model = trained_mlp();
+    EvalTempDir tmp("cw_evaluator_damaged");
+    const BatchSource data = blob_batches(3, 2024, 1000);
+    const std::string dir = tmp.sub("run"), file = dir + "/eval_state.json";
+    {
+        BlobAttackSuite suite;
+        EvalOptions opt = options(dir);
+        opt.stop_after_steps = 4;  // the clean pass (3 batches) and one batch of the first attack
+        REQUIRE_THROWS_AS(evaluate(model, data, suite.list(), opt), EvalInterrupted);
+    }
+    const std::string good = util::read_file_text(file);
+    auto refused = [&](const std::function<void(nlohmann::json&)>& damage, const std::string& expected) {
+        nlohmann::json j = nlohmann::json::parse(good);
+        damage(j);
+        util::write_file_atomic(file, j.dump());
+        BlobAttackSuite suite;
+        EvalOptions opt = options(dir);
+        opt.resume = true;
+        REQUIRE_THROWS_WITH(evaluate(model, data, suite.list(), opt),
+                            Catch::StartsWith(file + ": malformed evaluation state: " + expected) &&
+                                Catch::EndsWith("; remove it or run without --resume"));
+    };
+    refused([](nlohmann::json& j) { j["adv_pred"][0].erase(0); }, "adv_pred of attack '");
+    refused([](nlohmann::json& j) { j["label"].erase(0); }, "index, label and clean_pred differ in length");
+    refused([](nlohmann::json& j) { j["batch_offsets"].back() = 1; }, "batch_offsets must run from 0");
+    refused([](nlohmann::json& j) { j["time_s"].erase(0); }, "adv_pred, broken_by, time_s and sanity_violations");
+    refused([](nlohmann::json& j) { j["label"][0] = kClasses; }, "a label or clean prediction is not one of");
+    refused([](nlohmann::json& j) { j["adv_pred"][0][0] = -2; }, "an attack's prediction is not one of");
+    refused([](nlohmann::json& j) { j["attacks"][0] = "pgd99"; }, "its attacks are not this evaluation's");
+
+    util::write_file_atomic(file, good.substr(0, good.size() / 2));
+    BlobAttackSuite suite;
+    EvalOptions opt = options(dir);
+    opt.resume = true;
+    REQUIRE_THROWS_WITH(evaluate(model, data, suite.list(), opt),
+                        Catch::StartsWith(file + ": not an evaluation state (malformed JSON at byte "));
+    // The undamaged state still resumes.
+    util::write_file_atomic(file, good);
+    BlobAttackSuite again;
+    CHECK_NOTHROW(evaluate(model, data, again.list(), opt));
 }
