@@ -1,5 +1,6 @@
 #include "eval/corruption_eval.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iomanip>
@@ -86,6 +87,20 @@ void Run::load_or_start() {
     if (saved.fingerprint != state_.fingerprint || saved.index != indices_)
         throw std::runtime_error(file + ": written by a different corruption evaluation (severities, seed, samples, "
                                         "classes or checkpoint differ); remove it or run without --resume");
+    // Class indices end up indexing the confusion matrices: a damaged file must not reach them.
+    const int32_t C = static_cast<int32_t>(opt_.info.classes.size());
+    auto in_classes = [&](const std::vector<int32_t>& v) {
+        return std::all_of(v.begin(), v.end(), [&](int32_t k) { return k >= 0 && k < C; });
+    };
+    bool ok = in_classes(saved.label) && in_classes(saved.clean_pred);
+    for (const CorruptionRun& r : saved.done) {
+        ok = ok && r.severities == opt_.severities;
+        for (const auto& p : r.pred) ok = ok && in_classes(p);
+    }
+    if (!ok)
+        throw std::runtime_error(file + ": malformed corruption evaluation state: a class index outside the " +
+                                 std::to_string(C) + " classes, or a corruption's severities not this evaluation's; "
+                                 "remove it or run without --resume");
     state_ = std::move(saved);
     log("resuming from " + file + ": " + std::to_string(state_.done.size()) + " corruptions already done");
 }

@@ -429,3 +429,31 @@ TEST_CASE("audit --corruptions writes <out>/corruptions/results.json, on the sam
     const std::string page = util::read_file_text(dir.file("audit/report.html"));
     CHECK(page.find("<h2>Common corruptions</h2>") != std::string::npos);
 }
+
+// A damaged state (a prediction outside the classes, a corruption recorded at other severities) is refused before
+// its class indices reach the confusion matrices. Seen failing without the check: the resumed run accepted both.
+TEST_CASE("corruptions: a damaged state file is refused before its records are used", "[corruptions]") {
+    const data::Dataset test = ramp_images(15, 8);
+    auto model = threshold_model(3 * 8 * 8);
+    ScratchDir dir;
+    CorruptionEvalOptions cut = toy_options({"shot_noise", "fog"}, {2, 4});
+    cut.out_dir = dir.file("cut");
+    cut.stop_after_corruptions = 1;
+    CHECK_THROWS_AS(evaluate_corruptions(*model, test, first(15), cut), EvalInterrupted);
+    const std::string file = dir.file("cut/corruption_state.json"), good = util::read_file_text(file);
+    cut.resume = true;
+    cut.stop_after_corruptions = -1;
+    for (const std::string field : {"pred", "severities", "label"}) {
+        nlohmann::json j = nlohmann::json::parse(good);
+        if (field == "pred") j["done"][0]["pred"][0][0] = 7;           // the toy model has 2 classes
+        if (field == "severities") j["done"][0]["severities"] = {2, 5};
+        if (field == "label") j["label"][0] = -1;
+        util::write_file_atomic(file, j.dump());
+        INFO(field);
+        CHECK_THROWS_WITH(evaluate_corruptions(*model, test, first(15), cut),
+                          Catch::StartsWith(file + ": malformed corruption evaluation state: a class index outside the "
+                                                   "2 classes"));
+    }
+    util::write_file_atomic(file, good);
+    CHECK_NOTHROW(evaluate_corruptions(*model, test, first(15), cut));
+}
