@@ -15,6 +15,7 @@
 #include "report/run_page.h"
 #include "report/subprocess.h"
 #include "test_nn_util.h"
+#include "tests/test_process.h"
 
 using namespace cw;
 using namespace cw::report;
@@ -186,6 +187,13 @@ TEST_CASE("report comparison: methods as columns, Spearman between runs, mismatc
     REQUIRE_THROWS_WITH(write_compare_page(runs, (scratch.path / "cmp2").string()),
                         (scratch.path / "same/results.json").string() +
                             ": its classes differ from the first run's; only runs on the same classes can be compared");
+    // The tool says only that: it printed "wrote " before the page failed.
+    const auto tool = cw_test::run_shell("'" + (cw_test::repo_root() / "build/tools/report").string() + "' '" +
+                                         (scratch.path / "up").string() + "' '" + (scratch.path / "same").string() +
+                                         "' --out '" + (scratch.path / "cmp3").string() + "' 2>&1");
+    CHECK(tool.code == 1);
+    CHECK(tool.text == "report: " + (scratch.path / "same/results.json").string() +
+                           ": its classes differ from the first run's; only runs on the same classes can be compared\n");
 }
 
 TEST_CASE("report page with superclasses (CIFAR-100's coarse labels): a superclass confusion heatmap", "[report]") {

@@ -48,10 +48,12 @@ int main(int argc, char** argv) {
                 out = std::filesystem::is_regular_file(runs[0].dir)
                           ? std::filesystem::path(runs[0].dir).parent_path().string()
                           : runs[0].dir;
-            std::cout << "wrote " << write_run_page(runs[0], out, page) << "\n";
+            const std::string written = write_run_page(runs[0], out, page);  // before "wrote": it may throw
+            std::cout << "wrote " << written << "\n";
         } else {
             if (out.empty()) throw std::runtime_error("--out: needed when comparing several runs");
-            std::cout << "wrote " << write_compare_page(runs, out, compare) << "\n";
+            const std::string written = write_compare_page(runs, out, compare);
+            std::cout << "wrote " << written << "\n";
         }
         return 0;
     });
