@@ -142,7 +142,8 @@ void write_run_page_after_run(const std::string& run_dir, std::ostream& log) {
         if (!options.figures)
             log << "warning: gnuplot not found (install gnuplot-nox: scripts/setup_debian.sh): the report page has "
                    "tables but no figures\n";
-        log << "wrote " << write_run_page(run, run_dir, options) << "\n";
+        const std::string written = write_run_page(run, run_dir, options);  // before "wrote": it may throw
+        log << "wrote " << written << "\n";
     } catch (const std::exception& e) {
         // The run's results are safe on disk; a page that cannot be drawn must not turn a finished run into a failure.
         log << "warning: no report page: " << e.what() << "\n";
