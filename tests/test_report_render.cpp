@@ -4,6 +4,7 @@
 // Spearman's rho between them; a run with no gnuplot still gets its page, with tables only.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -223,4 +224,19 @@ TEST_CASE("the page written after a run survives a missing gnuplot: tables only,
     REQUIRE(page.find("Figures were not drawn") != std::string::npos);
     REQUIRE(page.find("<table>") != std::string::npos);
     REQUIRE(!fs::exists(scratch.path / "figures"));
+}
+
+// A page that cannot be written (here report.html is a folder) leaves the finished run alone with one warning line;
+// the log said "wrote " in front of it while the page was still being made.
+TEST_CASE("the page written after a run: a page that fails is one warning, not a 'wrote' line", "[report]") {
+    cw_nn_test::ScratchDir scratch;
+    write_synthetic_run(scratch.path, {1, 2, 3, 4}, "pgd_at");
+    fs::create_directories(scratch.path / "report.html" / "in_the_way");
+    std::ostringstream log;
+    REQUIRE_NOTHROW(write_run_page_after_run(scratch.path.string(), log));
+    const std::string text = log.str();
+    INFO(text);
+    CHECK(text.rfind("warning: no report page: ", 0) == 0);
+    CHECK(text.find("wrote") == std::string::npos);
+    CHECK(std::count(text.begin(), text.end(), '\n') == 1);
 }
