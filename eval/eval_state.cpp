@@ -28,6 +28,7 @@ std::vector<std::vector<double>> sums_from_json(const nlohmann::json& j) {
     }
     return out;
 }
+
 void require(bool ok, const std::string& what) {
     if (!ok) throw std::runtime_error("malformed evaluation state: " + what);
 }

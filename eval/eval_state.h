@@ -26,6 +26,8 @@ struct EvalState {
 };
 
 nlohmann::json state_to_json(const EvalState& s);
-EvalState state_from_json(const nlohmann::json& j);   // throws std::runtime_error on a malformed state
+// Throws std::runtime_error on a malformed state: a field missing or of the wrong type, or records whose lengths do
+// not fit together (one per sample, one list per attack); the evaluator checks the rest against its run.
+EvalState state_from_json(const nlohmann::json& j);
 
 }  // namespace cw::eval
