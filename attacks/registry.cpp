@@ -3,6 +3,7 @@
 #include <regex>
 #include <stdexcept>
 
+#include "util/split_list.h"
 #include "attacks/apgd.h"
 #include "attacks/apgd_targeted.h"
 #include "attacks/autoattack.h"
@@ -91,9 +92,7 @@ std::unique_ptr<Attack> make_attack(const std::string& name, const AttackOptions
         c.mode = o.mode;
         return make_autoattack(c);
     }
-    std::string known;
-    for (const auto& n : attack_name_patterns()) known += (known.empty() ? "" : ", ") + n;
-    throw std::invalid_argument("unknown attack '" + name + "' (known: " + known + ")");
+    throw std::invalid_argument("unknown attack '" + name + "' (known: " + util::join_list(attack_name_patterns()) + ")");
 }
 
 }  // namespace cw::attacks

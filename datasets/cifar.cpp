@@ -1,4 +1,7 @@
 // CIFAR-10, CIFAR-100 and our GTSRB-32 files: all in the CIFAR binary record layout.
+#include <algorithm>
+
+#include "util/split_list.h"
 #include "datasets/cifar_records.h"
 #include "datasets/class_names.h"
 #include "datasets/error.h"
@@ -11,12 +14,8 @@ namespace cw::data {
 namespace {
 
 void check_split(const std::string& dataset, const std::string& split, const std::vector<std::string>& allowed) {
-    std::string list;
-    for (const auto& s : allowed) {
-        if (s == split) return;
-        list += (list.empty() ? "" : ", ") + s;
-    }
-    throw DataError(dataset + ": unknown split '" + split + "' (expected " + list + ")");
+    if (std::find(allowed.begin(), allowed.end(), split) != allowed.end()) return;
+    throw DataError(dataset + ": unknown split '" + split + "' (expected " + util::join_list(allowed) + ")");
 }
 
 Dataset empty_rgb32(const std::string& name, const std::string& source, const std::vector<std::string>& classes) {

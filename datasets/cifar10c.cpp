@@ -2,6 +2,7 @@
 // (N = 10000, the CIFAR-10 test set); labels.npy holds the matching 5N labels. Only the requested block is read.
 #include <algorithm>
 
+#include "util/split_list.h"
 #include "datasets/class_names.h"
 #include "datasets/error.h"
 #include "datasets/file_io.h"
@@ -53,9 +54,8 @@ std::string cifar10c_file(const std::string& data_dir, const std::string& corrup
 Dataset load_cifar10c(const std::string& data_dir, const std::string& corruption, int severity) {
     const auto& known = cifar10c_corruptions();
     if (std::find(known.begin(), known.end(), corruption) == known.end()) {
-        std::string list;
-        for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-        throw DataError("cifar10c: unknown corruption '" + corruption + "' (expected one of " + list + ")");
+        throw DataError("cifar10c: unknown corruption '" + corruption + "' (expected one of " + util::join_list(known) +
+                        ")");
     }
     if (severity < 1 || severity > 5)
         throw DataError("cifar10c: severity " + std::to_string(severity) + " out of range (expected 1 to 5)");

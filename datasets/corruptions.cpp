@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "util/split_list.h"
 #include "datasets/corrupt_kinds.h"
 #include "datasets/error.h"
 #include "datasets/loaders.h"
@@ -25,9 +26,8 @@ const Kind& kind_of(const std::string& name) {
     }();
     for (const Kind& k : all)
         if (name == k.name) return k;
-    std::string list;
-    for (const auto& n : corruption_names()) list += (list.empty() ? "" : ", ") + n;
-    throw DataError("corruption: unknown name '" + name + "' (expected one of " + list + ")");
+    throw DataError("corruption: unknown name '" + name + "' (expected one of " + util::join_list(corruption_names()) +
+                    ")");
 }
 
 void check_image(const ChwImage& image, const std::string& name) {

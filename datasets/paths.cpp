@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "util/split_list.h"
 #include "datasets/error.h"
 #include "datasets/file_io.h"
 
@@ -33,9 +34,7 @@ std::string PathSearch::find_folder_with(const std::string& probe) {
 }
 
 void PathSearch::fail_missing(const std::string& what) const {
-    std::string tried;
-    for (const auto& t : tried_) tried += (tried.empty() ? "" : ", ") + t;
-    throw DataError(dataset_ + ": " + what + " not found (tried: " + tried + "). " + how_to_get(dataset_) +
+    throw DataError(dataset_ + ": " + what + " not found (tried: " + util::join_list(tried_) + "). " + how_to_get(dataset_) +
                     "; or point --data-dir / CLASSWISE_DATA at the folder that holds it.");
 }
 

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "util/split_list.h"
 #include "engine/backend.h"
 #include "engine/cuda_backend.h"
 #include "engine/error.h"
@@ -28,12 +29,6 @@ constexpr int kParentLevels = 3;
 bool readable_file(const std::string& path) {
     std::error_code ec;
     return fs::is_regular_file(path, ec) && access(path.c_str(), R_OK) == 0;
-}
-
-std::string join(const std::vector<std::string>& items) {
-    std::string s;
-    for (const auto& item : items) s += (s.empty() ? "" : ", ") + item;
-    return s;
 }
 
 std::string executable_path() {
@@ -102,7 +97,7 @@ std::string resolve_cuda_plugin(const std::string& exe_path, const char* env, co
             *why = std::string("CLASSWISE_CUDA_PLUGIN=") + env + " is not a readable file (set it to the path of " +
                    kPluginName + ", or unset it to search beside the executable)";
         else
-            *why = std::string("no CUDA plugin ") + kPluginName + " found (tried " + join(candidates) +
+            *why = std::string("no CUDA plugin ") + kPluginName + " found (tried " + util::join_list(candidates) +
                    "; set CLASSWISE_CUDA_PLUGIN to its path)";
     }
     return "";

@@ -51,9 +51,8 @@ std::vector<std::string> final_checkpoint_list(const std::string& list, const st
     const std::vector<std::string> names = util::split_list(list);
     for (const std::string& name : names) {
         if (std::find(known.begin(), known.end(), name) == known.end()) {
-            std::string all;
-            for (const auto& k : known) all += (all.empty() ? "" : ", ") + k;
-            throw std::invalid_argument("--final-checkpoints: unknown checkpoint '" + name + "' (known: " + all + ")");
+            throw std::invalid_argument("--final-checkpoints: unknown checkpoint '" + name + "' (known: " +
+                                        util::join_list(known) + ")");
         }
         if (name.rfind("ema_", 0) == 0 && ema == "off")
             throw std::invalid_argument("--final-checkpoints: " + name + " is an averaged model and needs --ema (epoch, "

@@ -15,11 +15,6 @@ std::string lower(std::string s) {
     for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return s;
 }
-std::string known_names(const std::vector<std::string>& classes) {
-    std::string s;
-    for (const auto& c : classes) s += (s.empty() ? "" : ", ") + c;
-    return s;
-}
 // "2" for 2, "2.5" for 2.5: the arm's folder name.
 std::string weight_text(float w) {
     std::string s = std::to_string(w);
@@ -35,7 +30,7 @@ int resolve_critical_class(const std::string& text, const std::vector<std::strin
         for (int k = 0; k < n; ++k)
             if (lower(classes[k]) == "cat") return k;
         throw std::invalid_argument("--critical-class: this dataset has no class 'cat' (the CIFAR-10 default); name "
-                                    "the critical class (" + known_names(classes) + ") or give its index 0.." +
+                                    "the critical class (" + util::join_list(classes) + ") or give its index 0.." +
                                     std::to_string(n - 1));
     }
     if (std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
@@ -47,7 +42,7 @@ int resolve_critical_class(const std::string& text, const std::vector<std::strin
     }
     for (int k = 0; k < n; ++k)
         if (lower(classes[k]) == lower(text)) return k;
-    throw std::invalid_argument("--critical-class: no class '" + text + "' (classes: " + known_names(classes) +
+    throw std::invalid_argument("--critical-class: no class '" + text + "' (classes: " + util::join_list(classes) +
                                 "; or an index 0.." + std::to_string(n - 1) + ")");
 }
 

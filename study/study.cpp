@@ -227,9 +227,7 @@ int run_study(const Study& study, const cli::CommonFlags& common, std::ostream& 
     }
     const int code = write_summary(study, jobs, !seeds.empty(), common, out, t0);
     if (code > 0 || failed.empty()) return code < 0 ? 0 : code;
-    std::string list;
-    for (const std::string& f : failed) list += (list.empty() ? "" : ", ") + f;
-    out << failed.size() << " of " << jobs.size() << " jobs failed (" << list << "); their errors are in "
+    out << failed.size() << " of " << jobs.size() << " jobs failed (" << util::join_list(failed) << "); their errors are in "
         << "<job>/job_error.txt and --summary lists them\n";
     return 1;
 }

@@ -1,10 +1,11 @@
-// util/format.h: the one home of the percentages and durations every output prints. The expected strings are
+// util/format.h (and util/split_list.h's lists): the one home of the percentages and durations every output prints. The expected strings are
 // written by hand from the rules in the header (and are what the code they replaced printed).
 #include <catch2/catch.hpp>
 
 #include <cmath>
 
 #include "util/format.h"
+#include "util/split_list.h"
 
 using namespace cw;
 
@@ -54,4 +55,14 @@ TEST_CASE("an error message as one line: every line break a space, \\r\\n one br
     CHECK(util::one_line("\n\n") == "  ");
     CHECK(util::one_line("no break") == "no break");
     CHECK(util::one_line("") == "");
+}
+
+TEST_CASE("comma-separated lists: split drops empty items, join is its inverse for messages", "[format]") {
+    CHECK(util::split_list("a,b,,c,") == std::vector<std::string>{"a", "b", "c"});
+    CHECK(util::split_list("").empty());
+    CHECK(util::join_list({"a", "b", "c"}) == "a, b, c");
+    CHECK(util::join_list({"a", "b", "c"}, ",") == "a,b,c");
+    CHECK(util::join_list({"only"}) == "only");
+    CHECK(util::join_list({}).empty());
+    CHECK(util::join_list(util::split_list("pgd20,fgsm"), ",") == "pgd20,fgsm");
 }

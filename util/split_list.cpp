@@ -12,4 +12,10 @@ std::vector<std::string> split_list(const std::string& text) {
     return out;
 }
 
+std::string join_list(const std::vector<std::string>& items, const std::string& separator) {
+    std::string out;
+    for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
+    return out;
+}
+
 }  // namespace cw::util
