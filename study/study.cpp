@@ -95,17 +95,15 @@ void check_finished_arm(const Arm& a, const train::JobConfig& job, const std::st
 }  // namespace
 
 int run_arm(const Arm& a, const cli::CommonFlags& common, const std::string& dir, std::ostream& out, bool own_seed) {
-    const train::JobConfig job = arm_job(a, common, dir, own_seed);
+    train::JobConfig job = arm_job(a, common, dir, own_seed);
     if (common.resume && arm_finished(a, dir)) {
         check_finished_arm(a, job, dir, "--resume");
         out << a.name << " finished before; skipped (" << dir << ")\n";
         return 0;
     }
     out << a.name << " (" << a.job.method << ") into " << dir << std::endl;
-    train::JobConfig to_run = job;
-    return train::run_job(to_run, out);
+    return train::run_job(job, out);
 }
-
 
 namespace {
 
