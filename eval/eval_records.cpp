@@ -1,5 +1,6 @@
 #include "eval/eval_records.h"
 
+#include <cstdint>
 #include <sstream>
 #include <stdexcept>
 
@@ -24,11 +25,12 @@ std::string records_csv(const EvalRecords& r) {
     return os.str();
 }
 
-EvalRecords parse_records_csv(const std::string& text) {
+EvalRecords parse_records_csv(const std::string& text, const std::string& source) {
+    auto fail = [&](const std::string& what) { throw std::invalid_argument(source + ": " + what); };
     EvalRecords r;
     std::istringstream in(text);
     std::string line;
-    if (!std::getline(in, line)) throw std::invalid_argument("records CSV: empty");
+    if (!std::getline(in, line)) fail("empty (expected the header index,label,clean_pred,...)");
     std::vector<std::string> header;
     {
         std::istringstream h(line);
@@ -36,21 +38,33 @@ EvalRecords parse_records_csv(const std::string& text) {
         while (std::getline(h, cell, ',')) header.push_back(cell);
     }
     if (header.size() < 3 || header[0] != "index" || header[1] != "label" || header[2] != "clean_pred")
-        throw std::invalid_argument("records CSV: header must start with index,label,clean_pred");
+        fail("header must start with index,label,clean_pred");
     for (size_t c = 3; c < header.size(); ++c) {
         const std::string& h = header[c];
-        if (h.size() < 6 || h.compare(h.size() - 5, 5, "_pred") != 0)
-            throw std::invalid_argument("records CSV: column '" + h + "' is not <attack>_pred");
+        if (h.size() < 6 || h.compare(h.size() - 5, 5, "_pred") != 0) fail("column '" + h + "' is not <attack>_pred");
         r.attacks.push_back(h.substr(0, h.size() - 5));
     }
     r.adv_pred.resize(r.attacks.size());
-    while (std::getline(in, line)) {
+    for (int64_t line_no = 2; std::getline(in, line); ++line_no) {
         if (line.empty()) continue;
         std::istringstream row(line);
         std::string cell;
         std::vector<long long> v;
-        while (std::getline(row, cell, ',')) v.push_back(std::stoll(cell));
-        if (v.size() != header.size()) throw std::invalid_argument("records CSV: row with a wrong column count");
+        while (std::getline(row, cell, ',')) {
+            size_t used = 0;
+            long long x = 0;
+            try {
+                x = std::stoll(cell, &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            if (used == 0 || used != cell.size() || x < INT32_MIN || x > INT32_MAX)
+                fail("line " + std::to_string(line_no) + ": '" + cell + "' is not an integer");
+            v.push_back(x);
+        }
+        if (v.size() != header.size())
+            fail("line " + std::to_string(line_no) + " has " + std::to_string(v.size()) + " fields, the header " +
+                 std::to_string(header.size()));
         r.index.push_back(v[0]);
         r.label.push_back(static_cast<int32_t>(v[1]));
         r.clean_pred.push_back(static_cast<int32_t>(v[2]));

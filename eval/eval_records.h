@@ -26,6 +26,7 @@ struct EvalRecords {
 
 // CSV: header "index,label,clean_pred,<attack>_pred,...", one row per sample.
 std::string records_csv(const EvalRecords& r);
-EvalRecords parse_records_csv(const std::string& text);
+// Throws std::invalid_argument starting with `source` (the file) on a malformed table.
+EvalRecords parse_records_csv(const std::string& text, const std::string& source = "records CSV");
 
 }  // namespace cw::eval

@@ -153,7 +153,8 @@ int main(int argc, char** argv) {
             // records.csv beside results.json gives the CFP of the samples each attack broke.
             const fs::path records_file = fs::path(file).parent_path() / "records.csv";
             const eval::EvalRecords records = fs::exists(records_file)
-                                                  ? eval::parse_records_csv(util::read_file_text(records_file.string()))
+                                                  ? eval::parse_records_csv(util::read_file_text(records_file.string()),
+                                                                           records_file.string())
                                                   : eval::EvalRecords{};
             cfps.push_back(protocols::model_cfp(name, report::load_results_json(file),
                                                 fs::exists(records_file) ? &records : nullptr));

@@ -120,3 +120,24 @@ TEST_CASE("per-sample records round-trip through CSV", "[attacks]") {
     REQUIRE(back.attacks == r.attacks);
     REQUIRE(back.adv_pred == r.adv_pred);
 }
+
+// A damaged records.csv (read back by fairtat_cfp) is named with the line and what is wrong. Seen failing before:
+// a non-number stopped it with the bare message "stoll", and no message named the file.
+TEST_CASE("records CSV: a malformed table names the file, the line and the cell", "[attacks]") {
+    const std::string header = "index,label,clean_pred,fgsm_pred\n";
+    auto message = [](const std::string& csv) {
+        try {
+            parse_records_csv(csv, "run/records.csv");
+        } catch (const std::invalid_argument& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    CHECK(message(header + "5,1,1,0\n9,0,x,1\n") == "run/records.csv: line 3: 'x' is not an integer");
+    CHECK(message(header + "5,1,1,0\n9,0,1,1.5\n") == "run/records.csv: line 3: '1.5' is not an integer");
+    CHECK(message(header + "5,1,1\n") == "run/records.csv: line 2 has 3 fields, the header 4");
+    CHECK(message(header + "5,1,1,99999999999\n") == "run/records.csv: line 2: '99999999999' is not an integer");
+    CHECK(message("index,label\n") == "run/records.csv: header must start with index,label,clean_pred");
+    CHECK(message("") == "run/records.csv: empty (expected the header index,label,clean_pred,...)");
+    CHECK(message(header + "5,1,1,0\n\n9,0,1,1\n") == "accepted");   // a blank line is skipped
+}
