@@ -12,6 +12,7 @@
 #include "engine/ops.h"
 #include "nn/checkpoint.h"
 #include "nn/layers.h"
+#include "nn/safetensors.h"
 #include "nn/training_state.h"
 #include "tests/test_nn_util.h"
 #include "tests/test_train_methods_util.h"
@@ -497,4 +498,30 @@ TEST_CASE("trainer: FAWA averages an epoch in only when its worst validation cla
     Run no_val(closed_dir.path.string());
     no_val.config.ema.every = "fawa";
     CHECK_THROWS_WITH(no_val.go(), Catch::Contains("--ema fawa: needs a validation split"));
+}
+
+// A state file whose counters do not read (edited, or damaged on disk) is named with what failed. Seen failing
+// before: the trainer's batch count and a method's own counter stopped the run with the bare messages "stoll".
+TEST_CASE("trainer: a saved counter that does not read is named with the state file", "[train]") {
+    ScratchDir dir;
+    Run first(dir.path.string());
+    first.config.audit_steps = 0;
+    first.config.interrupt_after_steps = 8;
+    REQUIRE(first.go().interrupted);
+    const std::string p = (dir.path / "state.safetensors").string();
+    const st::File good = st::read_file(p);
+    REQUIRE(good.metadata.count("method.method.calls"));   // CountingNatural's own counter
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"method.trainer.batches_done", p + ": training state: 'trainer.batches_done' should hold 1 number, got 'x'"},
+        {"method.method.calls", p + ": the saved state of method test_natural does not read back (stoll)"}};
+    for (const auto& [key, expected] : cases) {
+        st::File damaged = good;
+        damaged.metadata[key] = "x";
+        st::write_file(p, damaged);
+        Run rest(dir.path.string());
+        rest.config.audit_steps = 0;
+        rest.config.resume = true;
+        INFO(key);
+        CHECK_THROWS_WITH(rest.go(), Catch::StartsWith(expected));
+    }
 }

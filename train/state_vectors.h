@@ -34,8 +34,10 @@ std::vector<T> get_vector(const nn::Metadata& meta, const std::string& key, long
     while (is >> x) v.push_back(x);
     if (!is.eof() || (size >= 0 && v.size() != static_cast<size_t>(size)))
         throw std::invalid_argument("training state: '" + key + "' should hold " +
-                                    (size >= 0 ? std::to_string(size) : std::string("only")) + " numbers, got '" +
-                                    it->second + "'");
+                                    (size < 0    ? std::string("only numbers")
+                                     : size == 1 ? std::string("1 number")
+                                                 : std::to_string(size) + " numbers") +
+                                    ", got '" + it->second + "'");
     return v;
 }
 

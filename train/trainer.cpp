@@ -168,8 +168,8 @@ struct Trainer::Impl {
                                       s.method->name() + "' (--resume continues the same run)");
         epoch = st.epoch;
         step = st.step;
-        batches_done = std::stoll(need(m, "trainer.batches_done", p));
         try {
+            batches_done = get_vector<int64_t>(m, "trainer.batches_done", 1).front();
             epoch_loader_rng = get_vector<uint64_t>(m, "trainer.epoch_loader_rng");
             stats.seen = get_vector<int64_t>(m, "trainer.stats.seen", C);
             stats.correct = get_vector<int64_t>(m, "trainer.stats.correct", C);
@@ -184,11 +184,15 @@ struct Trainer::Impl {
         } catch (const std::invalid_argument& e) {
             throw nn::CheckpointError(p + ": " + e.what() + " (the data has " + std::to_string(C) + " classes)");
         }
-        for (const auto& [k, v] : m) {
-            if (k.rfind("trainer.best.", 0) != 0) continue;
-            const auto parts = get_vector<double>(m, k, 2);
-            const std::string rule = k.substr(13);
-            best[rule] = {static_cast<int64_t>(parts.at(0)), parts.at(1), path(best_checkpoint_name(rule) + ".safetensors")};
+        try {
+            for (const auto& [k, v] : m) {
+                if (k.rfind("trainer.best.", 0) != 0) continue;
+                const auto parts = get_vector<double>(m, k, 2);
+                const std::string rule = k.substr(13);
+                best[rule] = {static_cast<int64_t>(parts.at(0)), parts.at(1), path(best_checkpoint_name(rule) + ".safetensors")};
+            }
+        } catch (const std::invalid_argument& e) {
+            throw nn::CheckpointError(p + ": " + e.what());
         }
         std::map<std::string, Tensor> method_tensors;
         nn::Metadata method_meta;
@@ -196,7 +200,12 @@ struct Trainer::Impl {
             if (k.rfind("method.", 0) == 0) method_tensors[k.substr(7)] = v;
         for (const auto& [k, v] : m)
             if (k.rfind("method.", 0) == 0) method_meta[k.substr(7)] = v;
-        s.method->load_state(method_tensors, method_meta);
+        try {
+            s.method->load_state(method_tensors, method_meta);
+        } catch (const std::logic_error& e) {  // a count that does not read as one (std::stoi), or of the wrong size
+            throw nn::CheckpointError(p + ": the saved state of method " + s.method->name() + " does not read back (" +
+                                      e.what() + ")");
+        }
         return true;
     }
 
