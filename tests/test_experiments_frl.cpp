@@ -85,3 +85,15 @@ TEST_CASE("frl_tables: FRL arms without PGD-AT need a hot start, said in one lin
     CHECK(o.text == "frl_tables: --methods: the FRL arms fine-tune PGD-AT's best_robust checkpoint: keep pgd_at in "
                     "--methods or give --hot-start FILE\n");
 }
+
+// A TRADES β must be a positive number, all of it. Seen failing before: "6x" trained β = 6 and "-1" a negative β.
+TEST_CASE("frl_tables: a --trades-betas value that is not a positive number is refused in one line", "[experiments]") {
+    for (const std::string b : {"6x", "-1", "nan", "0"}) {
+        const Output o = run_experiment("frl_tables", "--dataset synthetic --trades-betas '1," + b + "' --list-jobs --out " +
+                                                          fresh_dir("cw_frl_betas").string(),
+                                        "2>&1 >/dev/null");
+        INFO(b);
+        CHECK(o.code == 1);
+        CHECK(o.text == "frl_tables: --trades-betas: '" + b + "' is not a positive number\n");
+    }
+}
