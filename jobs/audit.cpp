@@ -16,6 +16,7 @@
 #include "datasets/registry.h"
 #include "jobs/job.h"
 #include "nn/checkpoint.h"
+#include "train/stop_signal.h"
 #include "util/flags.h"
 #include "util/format.h"
 #include "util/split_list.h"
@@ -152,6 +153,7 @@ int run(const Args& a, std::ostream& out) {
     opt.out_dir = a.common.out;
     opt.resume = a.common.resume;
     opt.log = &out;
+    opt.should_stop = [] { return train::stop_requested() != 0; };
     opt.info.experiment = "audit";
     opt.info.dataset = a.dataset;
     opt.info.split = a.split;
@@ -187,6 +189,7 @@ int run(const Args& a, std::ostream& out) {
         co.out_dir = a.common.out + "/corruptions";
         co.resume = a.common.resume;
         co.log = &out;
+        co.should_stop = opt.should_stop;
         co.run_key = opt.run_key;
         std::vector<int64_t> first_n(static_cast<size_t>(n));
         for (int64_t i = 0; i < n; ++i) first_n[static_cast<size_t>(i)] = i;
@@ -241,8 +244,15 @@ int audit_main(int argc, const char* const* argv, std::ostream& out, std::ostrea
             err << "audit: " << flag << " is required\n";
             return 1;
         }
+    // Ctrl-C or SIGTERM: the evaluation stops after the step in progress with its state saved (a second signal stops
+    // it at once; the state of the last finished step is on disk either way).
+    train::StopSignalScope signals;
     try {
         return run(a, out);
+    } catch (const EvalInterrupted& e) {
+        if (!train::stop_requested()) throw;
+        out << e.what() << " — continue with --resume" << std::endl;
+        return train::stop_exit_code();
     } catch (const std::exception& e) {
         err << "audit: " << util::one_line(e.what()) << "\n";
         return 1;
