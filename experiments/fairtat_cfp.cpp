@@ -17,6 +17,8 @@
 #include <set>
 
 #include "util/atomic_file.h"
+#include "eval/evaluator.h"
+#include "train/stop_signal.h"
 #include "jobs/audit.h"
 #include "protocols/argv_peek.h"
 #include "protocols/cfp_analysis.h"
@@ -108,7 +110,9 @@ int main(int argc, char** argv) {
             for (const study::Arm& a : s.arms)
                 models.push_back({a.name, (out / a.name / "eval_last/results.json").string()});
         } else {
-            // An audit per checkpoint (protocols/checkpoint_eval.h: what `audit` does, plus --classes top:K).
+            // An audit per checkpoint (protocols/checkpoint_eval.h: what `audit` does, plus --classes top:K); Ctrl-C or
+            // SIGTERM stops it after the step in progress with its state saved, as audit does.
+            train::StopSignalScope signals;
             const std::vector<std::string> names = model_names(weights);
             for (size_t i = 0; i < weights.size(); ++i) {
                 protocols::CheckpointEval c;
@@ -125,6 +129,7 @@ int main(int argc, char** argv) {
                 c.resume = base.common.resume;
                 c.experiment = base.experiment;
                 c.command_line = base.common.command_line;
+                c.should_stop = [] { return train::stop_requested() != 0; };
                 const nn::Metadata md = nn::read_metadata(c.weights);
                 const std::string ds = !c.dataset.empty() ? c.dataset : md.count("dataset") ? md.at("dataset") : "";
                 // The dataset's evaluation radius unless --eps says otherwise (not the checkpoint's training ε:
@@ -135,7 +140,12 @@ int main(int argc, char** argv) {
                 if (c.resume && fs::exists(fs::path(c.out_dir) / "results.json"))
                     std::cout << "finished before; skipped\n";
                 else
-                    protocols::evaluate_checkpoint(c, std::cout);
+                    try {
+                        protocols::evaluate_checkpoint(c, std::cout);
+                    } catch (const eval::EvalInterrupted& e) {
+                        std::cout << e.what() << " — continue with --resume" << std::endl;
+                        return train::stop_exit_code();
+                    }
                 models.push_back({names[i], (fs::path(c.out_dir) / "results.json").string()});
                 run_dirs.push_back(c.out_dir);
             }

@@ -81,6 +81,7 @@ nlohmann::json evaluate_checkpoint(const CheckpointEval& c, std::ostream& log) {
     if (!eo.info.coarse_of.empty()) eo.info.coarse_classes = test->coarse_class_names;
     eo.out_dir = c.out_dir;
     eo.resume = c.resume;
+    eo.should_stop = c.should_stop;
     eo.log = &log;
     eo.run_key = {{"checkpoint", c.weights}, {"classes", c.classes}, {"n", n}, {"batch_size", bs}, {"eps", c.eps}};
     log << "evaluating " << c.weights << " (" << loaded.spec.arch << ") on the first " << n << " " << dataset

@@ -5,6 +5,7 @@
 // the images are the same ones a training job evaluates: the first n of the test split, after --classes top:K
 // when the model was trained on K classes. Writes results.json and records.csv into out_dir (eval/evaluator.h).
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -28,6 +29,9 @@ struct CheckpointEval {
     std::string out_dir;
     bool resume = false;
     std::string experiment = "audit", command_line;
+    // Asked after every saved step: true stops there (eval::EvalInterrupted, the state saved). Empty: runs to the end
+    // (inside a study, which sees a signal between jobs).
+    std::function<bool()> should_stop;
 };
 
 // Returns the results.json written. Throws one line naming the checkpoint or dataset on a problem (no metadata,

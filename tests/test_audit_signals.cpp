@@ -80,3 +80,31 @@ TEST_CASE("audit: SIGTERM mid-attack saves the state, says so, and --resume give
           cw::util::read_file_text((dir / "whole/records.csv").string()));
     fs::remove_all(dir);
 }
+
+// fairtat_cfp --weights audits checkpoints the same way, and stops the same way. Seen failing before it installed the
+// handlers: killed at once, no line.
+TEST_CASE("fairtat_cfp --weights: SIGTERM mid-attack saves the state and says so, exit 143", "[attacks][signals]") {
+    const fs::path dir = fresh_dir("cw_cfp_signals");
+    fs::create_directories(dir);
+    cw::nn::ModelConfig cfg;
+    cfg.in_channels = 3;
+    cfg.input_size = 32;
+    const auto saved_rng = cw::global_rng().state();
+    cw::manual_seed(4);
+    auto model = cw::nn::make_model("lenet5", cfg);
+    cw::global_rng().set_state(saved_rng);
+    const std::string weights = (dir / "lenet5.safetensors").string();
+    cw::nn::save_model(*model, weights, cw::nn::checkpoint_metadata("lenet5", cfg, {"standard", 0.0, 4}));
+    Spawned p("env CLASSWISE_THREADS=1 CLASSWISE_GNUPLOT=/nonexistent " +
+              (cw_test::repo_root() / "experiments/fairtat_cfp").string() + " --weights " + weights +
+              " --dataset synthetic --final-attacks pgd100 --eval-n 200 --eval-batch-size 10 --device cpu --out " +
+              (dir / "cfp").string());
+    REQUIRE(p.wait_for("pgd100 - batch 1/20", 120));
+    kill(p.pid, SIGTERM);
+    const int code = p.finish();
+    INFO(p.text);
+    REQUIRE(code == 143);
+    CHECK(p.text.find("evaluation stopped by a signal after step ") != std::string::npos);
+    CHECK(fs::exists(dir / "cfp" / (dir.filename().string() + "_lenet5") / "eval_state.json"));   // <parent>_<stem>
+    fs::remove_all(dir);
+}
