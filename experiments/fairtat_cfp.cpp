@@ -137,15 +137,16 @@ int main(int argc, char** argv) {
                 c.eps = app.get("--eps").given() ? eval::parse_fraction("--eps", base.eps) : train::default_eps(ds);
                 c.alpha = c.eps / 4;
                 std::cout << "== model " << i + 1 << "/" << weights.size() << ": " << c.weights << " into " << c.out_dir << "\n";
-                if (c.resume && fs::exists(fs::path(c.out_dir) / "results.json"))
+                if (c.resume && fs::exists(fs::path(c.out_dir) / "results.json")) {
                     std::cout << "finished before; skipped\n";
-                else
+                } else {
                     try {
                         protocols::evaluate_checkpoint(c, std::cout);
-                    } catch (const eval::EvalInterrupted& e) {
+                    } catch (const eval::EvalInterrupted& e) {   // a signal (c.should_stop)
                         std::cout << e.what() << " — continue with --resume" << std::endl;
                         return train::stop_exit_code();
                     }
+                }
                 models.push_back({names[i], (fs::path(c.out_dir) / "results.json").string()});
                 run_dirs.push_back(c.out_dir);
             }

@@ -249,8 +249,11 @@ int audit_main(int argc, const char* const* argv, std::ostream& out, std::ostrea
     train::StopSignalScope signals;
     try {
         return run(a, out);
-    } catch (const EvalInterrupted& e) {
-        if (!train::stop_requested()) throw;
+    } catch (const EvalInterrupted& e) {   // only a signal stops an audit's evaluation early
+        if (!train::stop_requested()) {
+            err << "audit: " << util::one_line(e.what()) << "\n";
+            return 1;
+        }
         out << e.what() << " — continue with --resume" << std::endl;
         return train::stop_exit_code();
     } catch (const std::exception& e) {
