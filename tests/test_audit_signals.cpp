@@ -28,23 +28,41 @@ std::string timeless(const fs::path& results) {
     return e.dump();
 }
 
+// An untrained LeNet-5 for the synthetic set's 3x32x32 images, saved in `dir`: the numbers do not matter, only that a
+// resumed run repeats them.
+std::string untrained_lenet(const fs::path& dir) {
+    cw::nn::ModelConfig cfg;
+    cfg.in_channels = 3;
+    cfg.input_size = 32;
+    const auto saved_rng = cw::global_rng().state();   // initialisation draws from the global generator
+    cw::manual_seed(4);
+    auto model = cw::nn::make_model("lenet5", cfg);
+    cw::global_rng().set_state(saved_rng);
+    const std::string weights = (dir / "lenet5.safetensors").string();
+    cw::nn::save_model(*model, weights, cw::nn::checkpoint_metadata("lenet5", cfg, {"standard", 0.0, 4}));
+    return weights;
+}
+
+// Runs `command`, sends SIGTERM once its attack reports its first batch, and checks that it stopped cleanly (exit
+// 143, the line saying where); returns its output.
+std::string stopped_mid_attack(const std::string& command) {
+    Spawned p(command);
+    REQUIRE(p.wait_for("pgd100 - batch 1/20", 120));
+    kill(p.pid, SIGTERM);
+    const int code = p.finish();
+    INFO(p.text);
+    REQUIRE(code == 143);
+    CHECK(p.text.find("evaluation stopped by a signal after step ") != std::string::npos);
+    return p.text;
+}
+
 }  // namespace
 
 TEST_CASE("audit: SIGTERM mid-attack saves the state, says so, and --resume gives the uninterrupted numbers",
           "[attacks][signals]") {
     const fs::path dir = fresh_dir("cw_audit_signals");
     fs::create_directories(dir);
-    // An untrained LeNet-5 for the synthetic set's 3x32x32 images: the numbers do not matter, only that the resumed
-    // run repeats them.
-    cw::nn::ModelConfig cfg;
-    cfg.in_channels = 3;
-    cfg.input_size = 32;
-    const auto saved_rng = cw::global_rng().state();
-    cw::manual_seed(4);
-    auto model = cw::nn::make_model("lenet5", cfg);
-    cw::global_rng().set_state(saved_rng);
-    const std::string weights = (dir / "lenet5.safetensors").string();
-    cw::nn::save_model(*model, weights, cw::nn::checkpoint_metadata("lenet5", cfg, {"standard", 0.0, 4}));
+    const std::string weights = untrained_lenet(dir);
 
     auto audit = [&](const std::string& out, const std::string& extra) {
         return "env CLASSWISE_THREADS=1 CLASSWISE_GNUPLOT=/nonexistent " +
@@ -59,14 +77,8 @@ TEST_CASE("audit: SIGTERM mid-attack saves the state, says so, and --resume give
         REQUIRE(code == 0);
     }
     {
-        Spawned p(audit("cut", ""));
-        REQUIRE(p.wait_for("pgd100 - batch 1/20", 120));
-        kill(p.pid, SIGTERM);
-        const int code = p.finish();
-        INFO(p.text);
-        REQUIRE(code == 143);
-        CHECK(p.text.find("evaluation stopped by a signal after step ") != std::string::npos);
-        CHECK(p.text.find("continue with --resume") != std::string::npos);
+        const std::string text = stopped_mid_attack(audit("cut", ""));
+        CHECK(text.find("continue with --resume") != std::string::npos);
         CHECK(fs::exists(dir / "cut/eval_state.json"));
         CHECK(!fs::exists(dir / "cut/results.json"));
     }
@@ -86,25 +98,11 @@ TEST_CASE("audit: SIGTERM mid-attack saves the state, says so, and --resume give
 TEST_CASE("fairtat_cfp --weights: SIGTERM mid-attack saves the state and says so, exit 143", "[attacks][signals]") {
     const fs::path dir = fresh_dir("cw_cfp_signals");
     fs::create_directories(dir);
-    cw::nn::ModelConfig cfg;
-    cfg.in_channels = 3;
-    cfg.input_size = 32;
-    const auto saved_rng = cw::global_rng().state();
-    cw::manual_seed(4);
-    auto model = cw::nn::make_model("lenet5", cfg);
-    cw::global_rng().set_state(saved_rng);
-    const std::string weights = (dir / "lenet5.safetensors").string();
-    cw::nn::save_model(*model, weights, cw::nn::checkpoint_metadata("lenet5", cfg, {"standard", 0.0, 4}));
-    Spawned p("env CLASSWISE_THREADS=1 CLASSWISE_GNUPLOT=/nonexistent " +
-              (cw_test::repo_root() / "experiments/fairtat_cfp").string() + " --weights " + weights +
-              " --dataset synthetic --final-attacks pgd100 --eval-n 200 --eval-batch-size 10 --device cpu --out " +
-              (dir / "cfp").string());
-    REQUIRE(p.wait_for("pgd100 - batch 1/20", 120));
-    kill(p.pid, SIGTERM);
-    const int code = p.finish();
-    INFO(p.text);
-    REQUIRE(code == 143);
-    CHECK(p.text.find("evaluation stopped by a signal after step ") != std::string::npos);
+    const std::string weights = untrained_lenet(dir);
+    stopped_mid_attack("env CLASSWISE_THREADS=1 CLASSWISE_GNUPLOT=/nonexistent " +
+                       (cw_test::repo_root() / "experiments/fairtat_cfp").string() + " --weights " + weights +
+                       " --dataset synthetic --final-attacks pgd100 --eval-n 200 --eval-batch-size 10 --device cpu "
+                       "--out " + (dir / "cfp").string());
     CHECK(fs::exists(dir / "cfp" / (dir.filename().string() + "_lenet5") / "eval_state.json"));   // <parent>_<stem>
     fs::remove_all(dir);
 }
