@@ -189,6 +189,7 @@ void weakest_classes(std::ostream& md, const std::map<std::string, Arm>& arms, c
 // worst-class robust accuracy)? Each model is compared with its own PGD-20 evaluation.
 void autoattack_table(std::ostream& md, const std::map<std::string, Arm>& arms, const std::vector<std::string>& classes) {
     std::ostringstream rows;
+    bool attacked_elsewhere = false;
     std::vector<double> aa_overall, pgd_overall, aa_worst, pgd_worst;
     for (const auto& [name, arm] : arms) {
         auto attacked = std::find_if(arm.begin(), arm.end(), [](const auto& seed_run) {
@@ -199,7 +200,11 @@ void autoattack_table(std::ostream& md, const std::map<std::string, Arm>& arms, 
         if (attacked == arm.end()) continue;
         const Eval& aa = attacked->second.evals.at("autoattack").at("autoattack");
         const Eval& pgd = attacked->second.evals.at("last").at("pgd20");
-        rows << "| " << name << " | " << attacked->first << " | " << fixed(100 * aa.overall) << " | "
+        const std::string& device = attacked->second.autoattack_device;
+        const bool elsewhere = !device.empty() && device != "cpu";
+        attacked_elsewhere |= elsewhere;
+        rows << "| " << name << " | " << attacked->first << (elsewhere ? " (" + device + ")" : "") << " | "
+             << fixed(100 * aa.overall) << " | "
              << fixed(100 * min_of(aa.per_class)) << " ("
              << class_name(classes, worst_class(aa.per_class)) << ") | "
              << fixed(fairness::spearman(aa.per_class, pgd.per_class), 2) << " |\n";
@@ -211,6 +216,9 @@ void autoattack_table(std::ostream& md, const std::map<std::string, Arm>& arms, 
           "| arm | seed | AA | AA worst class | Spearman ρ with PGD-20 per class (whole test set) |\n"
           "|---|---|---|---|---|\n"
        << rows.str();
+    if (attacked_elsewhere)
+        md << "\nA seed marked with a device was attacked there, the checkpoint trained on this page's CPU: the model "
+              "is the same, only the attack's floating-point rounding differs.\n";
     if (aa_overall.size() >= 3)
         md << "\nThe ranking of the " << aa_overall.size() << " arms under AutoAttack against PGD-20 (Spearman ρ): "
            << fixed(fairness::spearman(aa_overall, pgd_overall), 2) << " by overall robust accuracy, "

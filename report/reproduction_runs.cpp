@@ -38,8 +38,10 @@ size_t worst_class(const std::vector<double>& per_class) {
 namespace {
 
 // One results.json, checked against the contract (report/run_data.h) before any number is read.
-std::map<std::string, Eval> load_results(const fs::path& file, std::vector<std::string>& classes) {
+std::map<std::string, Eval> load_results(const fs::path& file, std::vector<std::string>& classes,
+                                         std::string* device = nullptr) {
     const json j = load_results_json(file.string());
+    if (device) *device = j.at("device").is_string() ? j.at("device").get<std::string>() : "";
     const auto names = j.at("classes").get<std::vector<std::string>>();
     if (classes.empty()) classes = names;
     if (names != classes) throw std::runtime_error(file.string() + ": its classes differ from the other runs'");
@@ -63,7 +65,7 @@ Run load_run(const fs::path& dir, std::vector<std::string>& classes) {
         const fs::path file = eval_dir.path() / "results.json";
         if (!fs::is_regular_file(file)) continue;
         if (e.rfind("eval_", 0) == 0) run.evals[e.substr(5)] = load_results(file, classes);
-        if (e == "autoattack") run.evals["autoattack"] = load_results(file, classes);
+        if (e == "autoattack") run.evals["autoattack"] = load_results(file, classes, &run.autoattack_device);
     }
     const fs::path selection = dir / "selection.json";
     if (!run.evals.empty() && fs::is_regular_file(selection)) {

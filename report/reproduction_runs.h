@@ -35,6 +35,7 @@ struct Run {
     // hot_start.txt names ("checkpoint sha256: ..."); "" where not recorded (records written before checksums).
     std::string checkpoint_sha256;
     std::string hot_start_sha256;
+    std::string autoattack_device;  // the device autoattack/results.json was computed on ("cpu", "cuda"; "" without one)
 };
 using Arm = std::map<int, Run>;  // seed -> run
 

@@ -31,10 +31,10 @@ struct ToyEvaluation {
     std::string name;
     double cat, dog;
 };
-std::string results_json(const std::vector<ToyEvaluation>& evaluations) {
+std::string results_json(const std::vector<ToyEvaluation>& evaluations, const std::string& device = "cpu") {
     nlohmann::json j = {{"schema", "classwise.results/1"}, {"experiment", "test"}, {"dataset", "toyset"},
                         {"split", "test"}, {"num_examples", 100}, {"classes", {"cat", "dog"}}, {"model", "toy"},
-                        {"method", "toy"}, {"seed", 0}, {"device", "cpu"}, {"evaluations", nlohmann::json::array()}};
+                        {"method", "toy"}, {"seed", 0}, {"device", device}, {"evaluations", nlohmann::json::array()}};
     for (const auto& e : evaluations) {
         nlohmann::json entry = {{"name", e.name}, {"accuracy", (e.cat + e.dog) / 2}, {"per_class_accuracy", {e.cat, e.dog}},
                                 {"worst_class", e.cat <= e.dog ? 0 : 1}, {"best_class", e.cat <= e.dog ? 1 : 0},
@@ -298,5 +298,24 @@ TEST_CASE("reproduction_report: a class without samples is not the worst class",
     // Seed 1: only dog has samples, 30%: its worst class. The pilot's criterion (a) averages 10 and 30.
     CHECK(text.find("| dog | 30.0 |") != std::string::npos);
     CHECK(text.find("Criterion (a), worst class at least 10% PGD-20 on average: 20.0% over 2 seeds — met") !=
+          std::string::npos);
+}
+
+// AutoAttack of a CPU-trained checkpoint may run on a GPU (the model is the same, only the attack's rounding differs):
+// the table names the device of such a seed and says so once. Seen failing before the page read the device.
+TEST_CASE("reproduction_report: an AutoAttack run on another device is marked", "[report]") {
+    cw_nn_test::ScratchDir dir;
+    write_run(dir.path / "toyset/pgd_at/seed0", 0.10, 0.50, 0.4, 0.4);
+    write_run(dir.path / "toyset/trades/seed2", 0.20, 0.60, 0.4, 0.4);
+    write(dir.path / "toyset/pgd_at/seed0/autoattack/results.json", results_json({{"clean", 0.9, 0.9}, {"autoattack", 0.05, 0.45}}));
+    std::string text = page(dir.path);
+    CHECK(text.find("| pgd_at | 0 | 25.0 |") != std::string::npos);
+    CHECK(text.find("attacked there") == std::string::npos);
+    write(dir.path / "toyset/trades/seed2/autoattack/results.json",
+          results_json({{"clean", 0.9, 0.9}, {"autoattack", 0.15, 0.35}}, "cuda"));
+    text = page(dir.path);
+    CHECK(text.find("| trades | 2 (cuda) | 25.0 | 15.0 (cat) |") != std::string::npos);
+    CHECK(text.find("| pgd_at | 0 | 25.0 |") != std::string::npos);
+    CHECK(text.find("A seed marked with a device was attacked there, the checkpoint trained on this page's CPU") !=
           std::string::npos);
 }
