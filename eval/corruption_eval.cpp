@@ -89,13 +89,10 @@ void Run::load_or_start() {
                                         "classes or checkpoint differ); remove it or run without --resume");
     // Class indices end up indexing the confusion matrices: a damaged file must not reach them.
     const int32_t C = static_cast<int32_t>(opt_.info.classes.size());
-    auto in_classes = [&](const std::vector<int32_t>& v) {
-        return std::all_of(v.begin(), v.end(), [&](int32_t k) { return k >= 0 && k < C; });
-    };
-    bool ok = in_classes(saved.label) && in_classes(saved.clean_pred);
+    bool ok = class_indices_in_range(saved.label, C) && class_indices_in_range(saved.clean_pred, C);
     for (const CorruptionRun& r : saved.done) {
         ok = ok && r.severities == opt_.severities;
-        for (const auto& p : r.pred) ok = ok && in_classes(p);
+        for (const auto& p : r.pred) ok = ok && class_indices_in_range(p, C);
     }
     if (!ok)
         throw std::runtime_error(file + ": malformed corruption evaluation state: a class index outside the " +

@@ -1,5 +1,6 @@
 #include "eval/eval_records.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <sstream>
 #include <stdexcept>
@@ -10,6 +11,10 @@ size_t EvalRecords::attack_position(const std::string& name) const {
     for (size_t a = 0; a < attacks.size(); ++a)
         if (attacks[a] == name) return a;
     throw std::invalid_argument("evaluation records have no attack '" + name + "'");
+}
+
+bool class_indices_in_range(const std::vector<int32_t>& v, int32_t num_classes, int32_t lowest) {
+    return std::all_of(v.begin(), v.end(), [&](int32_t k) { return k >= lowest && k < num_classes; });
 }
 
 std::string records_csv(const EvalRecords& r) {

@@ -24,6 +24,10 @@ struct EvalRecords {
     size_t attack_position(const std::string& name) const;
 };
 
+// Whether every entry is a class index in [lowest, num_classes) (lowest −1 admits "not computed yet"): a saved state's
+// labels and predictions index the confusion matrices, so a resume checks them first.
+bool class_indices_in_range(const std::vector<int32_t>& v, int32_t num_classes, int32_t lowest = 0);
+
 // CSV: header "index,label,clean_pred,<attack>_pred,...", one row per sample.
 std::string records_csv(const EvalRecords& r);
 // Throws std::invalid_argument starting with `source` (the file) on a malformed table.

@@ -134,13 +134,10 @@ void Run::check_resumable(const EvalState& saved, const std::string& file) const
         require(saved.records.attacks == names, "its attacks are not this evaluation's");
     }
     const int32_t C = static_cast<int32_t>(opt_.info.classes.size());
-    auto in_classes = [&](const std::vector<int32_t>& v, int32_t lowest) {
-        return std::all_of(v.begin(), v.end(), [&](int32_t k) { return k >= lowest && k < C; });
-    };
-    require(in_classes(saved.records.label, 0) && in_classes(saved.records.clean_pred, 0),
+    require(class_indices_in_range(saved.records.label, C) && class_indices_in_range(saved.records.clean_pred, C),
             "a label or clean prediction is not one of the " + std::to_string(C) + " classes");
     for (const auto& pred : saved.records.adv_pred)
-        require(in_classes(pred, -1), "an attack's prediction is not one of the " + std::to_string(C) + " classes");
+        require(class_indices_in_range(pred, C, -1), "an attack's prediction is not one of the " + std::to_string(C) + " classes");
 }
 
 void Run::load_or_start() {

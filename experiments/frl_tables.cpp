@@ -14,7 +14,6 @@
 // CIFAR-10: PreAct ResNet-18, ε = 8/255. GTSRB: FRL's 17 most frequent classes, the 4-layer CNN, ε = 12/255.
 // --epochs trains PGD-AT and TRADES, --finetune-epochs the FRL arms. Every flag of `train` applies to every arm.
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <iostream>
 
@@ -110,16 +109,7 @@ int main(int argc, char** argv) {
             if (a.name == "trades") {
                 for (const std::string& b : util::split_list(trades_betas)) {
                     study::Arm t = study::arm("trades_beta" + b, base, "trades");
-                    size_t used = 0;
-                    float beta = 0;
-                    try {
-                        beta = std::stof(b, &used);
-                    } catch (const std::exception&) {
-                        used = 0;
-                    }
-                    if (used != b.size() || !std::isfinite(beta) || beta <= 0)
-                        throw std::invalid_argument("--trades-betas: '" + b + "' is not a positive number");
-                    t.job.method_options.beta = beta;
+                    t.job.method_options.beta = util::positive_number("--trades-betas", b);
                     s.arms.push_back(t);
                 }
                 continue;

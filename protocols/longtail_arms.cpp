@@ -49,15 +49,7 @@ int resolve_critical_class(const std::string& text, const std::vector<std::strin
 std::vector<float> parse_critical_weights(const std::string& flag, const std::string& text) {
     std::vector<float> out;
     for (const std::string& item : util::split_list(text)) {
-        size_t used = 0;
-        float w = 0;
-        try {
-            w = std::stof(item, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used != item.size() || !(w > 0) || !std::isfinite(w))
-            throw std::invalid_argument(flag + ": '" + item + "' is not a positive number");
+        const float w = util::positive_number(flag, item);
         if (std::find(out.begin(), out.end(), w) != out.end())
             throw std::invalid_argument(flag + ": weight " + item + " is listed twice");
         out.push_back(w);

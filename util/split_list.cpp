@@ -1,6 +1,8 @@
 #include "util/split_list.h"
 
+#include <cmath>
 #include <sstream>
+#include <stdexcept>
 
 namespace cw::util {
 
@@ -10,6 +12,19 @@ std::vector<std::string> split_list(const std::string& text) {
     for (std::string item; std::getline(in, item, ',');)
         if (!item.empty()) out.push_back(item);
     return out;
+}
+
+float positive_number(const std::string& flag, const std::string& item) {
+    size_t used = 0;
+    float x = 0;
+    try {
+        x = std::stof(item, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != item.size() || !(x > 0) || !std::isfinite(x))
+        throw std::invalid_argument(flag + ": '" + item + "' is not a positive number");
+    return x;
 }
 
 std::string join_list(const std::vector<std::string>& items, const std::string& separator) {
