@@ -16,8 +16,8 @@
 #include "util/atomic_file.h"
 #include "report/run_page.h"
 #include "jobs/audit.h"
+#include "jobs/final_evaluation.h"
 #include "jobs/job_checks.h"
-#include "eval/corruption_eval.h"
 #include "eval/corruption_set.h"
 #include "eval/evaluator.h"
 #include "nn/checkpoint.h"
@@ -25,6 +25,7 @@
 #include "train/methods/method_util.h"
 #include "train/stop_signal.h"
 #include "util/flags.h"
+#include "util/split_list.h"
 
 namespace cw::train {
 
@@ -66,16 +67,8 @@ void add_job_flags(cli::FlagSet& app, JobConfig& job) {
     app.option("--normalize", d.normalize, "dataset (CIFAR mean/std as the model's first op) or none (TRADES/FRL)")
         .one_of({"dataset", "none"}).show_default();
     app.option("--arch", job.arch, "architecture (default: small_cnn for (Fashion-)MNIST, gtsrb_cnn for GTSRB, "
-                                       "preact_resnet18 otherwise): " + [] {
-                                           std::string s;
-                                           for (const auto& n : nn::model_names()) s += (s.empty() ? "" : ", ") + n;
-                                           return s;
-                                       }());
-    app.option("--method", job.method, "training method: " + [] {
-                       std::string s;
-                       for (const auto& n : method_names()) s += (s.empty() ? "" : ", ") + n;
-                       return s;
-                   }() + ". Reconstructed where no reference code exists (docs/protocols/): bat (from BAT's abstract), "
+                                       "preact_resnet18 otherwise): " + util::join_list(nn::model_names()));
+    app.option("--method", job.method, "training method: " + util::join_list(method_names()) + ". Reconstructed where no reference code exists (docs/protocols/): bat (from BAT's abstract), "
                          "frl_baseline_rw (FRL's 'baseline reweight'), fair_tat_trades and fair_tat_fat (docs/protocols/fair_tat.md §4 item 4: the code ignores the target), "
                          "the proportional FAIR-TAT prior's floor; our proposals: the long-tail transfers "
                          "(n_k = robustly-correct counts, LDAM on a linear head, the cosine regulariser's formula)")
@@ -161,18 +154,68 @@ int run_job(JobConfig& job, std::ostream& out) {
 }
 
 namespace {
+
+// The model's geometry from the data, with the CIFAR mean/std as its first op under --normalize dataset.
+nn::ModelConfig model_config(const JobConfig& job, const data::Dataset& train) {
+    nn::ModelConfig cfg;
+    cfg.num_classes = train.num_classes();
+    cfg.in_channels = train.channels;
+    cfg.input_size = train.height;
+    if (job.data.normalize == "dataset" && job.data.dataset == "cifar10") {
+        cfg.normalize_mean = {0.4914f, 0.4822f, 0.4465f};
+        cfg.normalize_std = {0.2471f, 0.2435f, 0.2616f};
+    } else if (job.data.normalize == "dataset" && job.data.dataset == "cifar100") {
+        cfg.normalize_mean = {0.5071f, 0.4867f, 0.4408f};
+        cfg.normalize_std = {0.2675f, 0.2565f, 0.2761f};
+    }
+    return cfg;
+}
+
+// --init's weights into `model` (FRL's hot start); a checkpoint of another dataset of the same shape is a transfer,
+// allowed and said.
+void load_initial_weights(const JobConfig& job, nn::Module& model, std::ostream& out) {
+    nn::Metadata init_md;
+    try {
+        init_md = nn::read_metadata(job.init);
+        nn::load_model(model, job.init);
+    } catch (const std::exception& e) {
+        throw std::invalid_argument("--init: " + std::string(e.what()));
+    }
+    if (init_md.count("dataset") && init_md.at("dataset") != job.data.dataset)
+        out << "note: --init " << job.init << " was trained on " << init_md.at("dataset") << "; this run trains on "
+            << job.data.dataset << "\n";
+    out << "initial weights: " << job.init << (job.common.resume ? " (then replaced by the resumed state)" : "") << "\n";
+}
+
+// job.json: the resolved settings, checked against the run's own on --resume.
+void record_job(const JobConfig& job, const JobImages& images, Device device) {
+    nlohmann::json resolved = training_settings(job);
+    resolved.update({{"experiment", job.experiment}, {"epochs", job.trainer.epochs},
+                     {"train_images", images.train_idx.size()}, {"test_images", images.test_idx.size()},
+                     {"device", device.str()}, {"audit_steps", job.trainer.audit_steps},
+                     {"command_line", job.common.command_line}});
+    // The CPU convolution code changes results at float rounding (docs/engine.md), so a study that compares runs
+    // must see that they all ran under one setting: the environment's, recorded here.
+    if (device.is_cpu()) resolved["cpu_convolutions"] = describe(cpu_backend().conv_policy());
+    const std::string job_file = (std::filesystem::path(job.common.out) / "job.json").string();
+    if (job.common.resume && std::filesystem::exists(job_file)) check_same_run(job_file, resolved);
+    util::write_file_atomic(job_file, resolved.dump(2) + "\n");
+}
+
 int run_job_signalled(JobConfig& job, std::ostream& out) {
     const cli::CommonFlags& common = job.common;
     if (common.out.empty()) throw std::invalid_argument("--out: an output folder is required");
     const float eps = job.eps.empty() ? default_eps(job.data.dataset) : eval::parse_fraction("--eps", job.eps);
     const std::string arch = job.arch.empty() ? default_arch(job.data.dataset) : job.arch;
-    // Corruption names are checked now: a typo must not wait for the end of training.
-    const std::vector<std::string> corruptions = eval::parse_corruption_list("--final-corruptions", job.final_corruptions);
-    const std::vector<int> severities = eval::parse_severities("--corruption-severities", job.corruption_severities);
-    // The final evaluation's names too (jobs/job_checks.h).
-    const std::vector<std::string> final_checkpoints = final_checkpoint_list(job.final_checkpoints, job.trainer.ema.every);
-    note_late_averaging(final_checkpoints, job.trainer.ema.start_epoch, common.epochs, out);
+    // The final evaluation's names are checked now: a typo must not wait for the end of training
+    // (jobs/job_checks.h).
+    FinalEvaluationPlan final_plan;
+    final_plan.corruptions = eval::parse_corruption_list("--final-corruptions", job.final_corruptions);
+    final_plan.severities = eval::parse_severities("--corruption-severities", job.corruption_severities);
+    final_plan.checkpoints = final_checkpoint_list(job.final_checkpoints, job.trainer.ema.every);
+    note_late_averaging(final_plan.checkpoints, job.trainer.ema.start_epoch, common.epochs, out);
     const FinalAttacks attacks = final_attacks(job.final_attacks, eps, out);
+    final_plan.attacks = &attacks;
     const Device device = resolve_device(common.device);
     if (!job.precision.empty()) {
         if (!device.is_cpu())
@@ -184,29 +227,7 @@ int run_job_signalled(JobConfig& job, std::ostream& out) {
     std::filesystem::create_directories(common.out);
 
     // ---- data ----------------------------------------------------------------------------------------------
-    auto train_set = std::make_shared<data::Dataset>(data::load_dataset(job.data.dataset, "train", common.data_dir));
-    auto test_set = std::make_shared<data::Dataset>(data::load_dataset(job.data.dataset, "test", common.data_dir));
-    if (!job.data.train_file.empty()) {
-        *train_set = read_train_file(job.data.train_file, *train_set);
-        out << "training images: " << train_set->size() << " from " << job.data.train_file << " (--train-file)\n";
-    }
-    if (job.data.classes != "all") {
-        const std::vector<int> kept = data::most_frequent_classes(
-            train_set->labels, train_set->num_classes(), classes_kept("--classes", job.data.classes, train_set->num_classes()));
-        *train_set = data::select_classes(*train_set, kept);
-        *test_set = data::select_classes(*test_set, kept);
-        out << "classes: the " << kept.size() << " with the most training images (" << job.data.classes << ")\n";
-    }
-    // Superclasses for the final evaluation (CIFAR-100); derived now, so inconsistent labels fail before training.
-    const std::vector<int32_t> coarse_of = data::coarse_of_fine(*test_set);
-    const data::Split split = make_split(*train_set, job.data.val_split);
-    const std::vector<int64_t> train_idx = proportional_subset(split.train, *train_set, job.data.train_n);
-    std::vector<int64_t> test_idx(static_cast<size_t>(job.data.eval_n > 0 ? std::min(job.data.eval_n, test_set->size()) : test_set->size()));
-    std::iota(test_idx.begin(), test_idx.end(), 0);
-    out << "data: " << train_set->name << " from " << train_set->source << ": training on " << train_idx.size()
-        << " images" << (split.val.empty() ? "" : ", validation " + std::to_string(split.val.size()) + " (" + job.data.val_split + ")")
-        << "; test " << test_idx.size() << " of " << test_set->size() << "\n";
-
+    const JobImages images = load_job_images(job.data, common.data_dir, out);
     data::LoaderOptions lo;
     lo.batch_size = job.data.batch_size;
     try {
@@ -216,38 +237,17 @@ int run_job_signalled(JobConfig& job, std::ostream& out) {
     }
     lo.device = device;
     Rng loader_rng(common.seed + 1);
-    data::Loader loader(train_set, train_idx, lo, loader_rng);
+    data::Loader loader(images.train, images.train_idx, lo, loader_rng);
 
     // ---- model and method ------------------------------------------------------------------------------------
-    nn::ModelConfig cfg;
-    cfg.num_classes = train_set->num_classes();
-    cfg.in_channels = train_set->channels;
-    cfg.input_size = train_set->height;
-    if (job.data.normalize == "dataset" && job.data.dataset == "cifar10") {
-        cfg.normalize_mean = {0.4914f, 0.4822f, 0.4465f};
-        cfg.normalize_std = {0.2471f, 0.2435f, 0.2616f};
-    } else if (job.data.normalize == "dataset" && job.data.dataset == "cifar100") {
-        cfg.normalize_mean = {0.5071f, 0.4867f, 0.4408f};
-        cfg.normalize_std = {0.2675f, 0.2565f, 0.2761f};
-    }
+    const nn::ModelConfig cfg = model_config(job, *images.train);
     const std::string mismatch = nn::input_geometry_mismatch("--arch " + arch, cfg, "the images of " + job.data.dataset,
-                                                             train_set->channels, train_set->height, train_set->width);
+                                                             images.train->channels, images.train->height,
+                                                             images.train->width);
     if (!mismatch.empty()) throw std::invalid_argument(mismatch);
-    auto model = nn::make_model(arch, cfg);
-    if (!job.init.empty()) {
-        nn::Metadata init_md;
-        try {
-            init_md = nn::read_metadata(job.init);
-            nn::load_model(*model, job.init);
-        } catch (const std::exception& e) {
-            throw std::invalid_argument("--init: " + std::string(e.what()));
-        }
-        // Fine-tuning across datasets of one shape is allowed (a transfer), and said.
-        if (init_md.count("dataset") && init_md.at("dataset") != job.data.dataset)
-            out << "note: --init " << job.init << " was trained on " << init_md.at("dataset") << "; this run trains on "
-                << job.data.dataset << "\n";
-        out << "initial weights: " << job.init << (common.resume ? " (then replaced by the resumed state)" : "") << "\n";
-    }
+    const std::function<std::shared_ptr<nn::Module>()> new_model = [arch, cfg] { return nn::make_model(arch, cfg); };
+    auto model = new_model();
+    if (!job.init.empty()) load_initial_weights(job, *model, out);
     model->to(device);
     job.method_options.eps = eps;
     job.method_options.longtail.run_epochs = common.epochs;   // LDAM-DRW's default re-weighting epoch: 80% of the run
@@ -264,106 +264,27 @@ int run_job_signalled(JobConfig& job, std::ostream& out) {
     tc.log = &out;
     TrainSetup setup;
     setup.model = model;
-    setup.new_model = [arch, cfg] { return nn::make_model(arch, cfg); };
+    setup.new_model = new_model;
     setup.method = method.get();
     setup.loader = &loader;
-    if (!split.val.empty()) setup.evals.push_back({"val", batches_of(train_set, split.val, job.data.eval_batch_size, device)});
-    std::vector<int64_t> epoch_test_idx = test_idx;
-    if (job.data.epoch_eval_n > 0 && job.data.epoch_eval_n < static_cast<int64_t>(test_idx.size()))
+    if (!images.split.val.empty())
+        setup.evals.push_back({"val", batches_of(images.train, images.split.val, job.data.eval_batch_size, device)});
+    std::vector<int64_t> epoch_test_idx = images.test_idx;
+    if (job.data.epoch_eval_n > 0 && job.data.epoch_eval_n < static_cast<int64_t>(epoch_test_idx.size()))
         epoch_test_idx.resize(static_cast<size_t>(job.data.epoch_eval_n));
-    setup.evals.push_back({"test", batches_of(test_set, epoch_test_idx, job.data.eval_batch_size, device)});
-    setup.class_names = train_set->class_names;
+    setup.evals.push_back({"test", batches_of(images.test, epoch_test_idx, job.data.eval_batch_size, device)});
+    setup.class_names = images.train->class_names;
     setup.model_metadata = nn::checkpoint_metadata(arch, cfg, {job.method, eps, common.seed});
     setup.model_metadata["dataset"] = job.data.dataset;
 
-    nlohmann::json resolved = training_settings(job);
-    resolved.update({{"experiment", job.experiment}, {"epochs", tc.epochs}, {"train_images", train_idx.size()},
-                     {"test_images", test_idx.size()}, {"device", device.str()}, {"audit_steps", tc.audit_steps},
-                     {"command_line", common.command_line}});
-    // The CPU convolution code changes results at float rounding (docs/engine.md), so a study that compares runs
-    // must see that they all ran under one setting: the environment's, recorded here.
-    if (device.is_cpu()) resolved["cpu_convolutions"] = describe(cpu_backend().conv_policy());
-    const std::string job_file = (std::filesystem::path(common.out) / "job.json").string();
-    if (common.resume && std::filesystem::exists(job_file)) check_same_run(job_file, resolved);
-    util::write_file_atomic(job_file, resolved.dump(2) + "\n");
+    record_job(job, images, device);
     out << "model: " << arch << " (" << model->num_parameters() << " parameters) on " << device.str() << "; eps "
         << over_255(eps) << "; per-epoch evaluation: clean and pgd" << tc.eval_steps << " (alpha eps/4)\n";
 
     const TrainResult result = Trainer(setup, tc).run();
     if (result.interrupted) return result.signal == SIGINT ? 130 : 143;
 
-    // ---- final per-class evaluation of the chosen checkpoints --------------------------------------------------
-    std::map<std::string, std::string> evaluated;   // "<ema?>:<epoch>" → the checkpoint evaluated for it
-    for (const auto& which : final_checkpoints) {
-        const std::string file = (std::filesystem::path(common.out) / (which + ".safetensors")).string();
-        if (!std::filesystem::exists(file)) {
-            out << "final evaluation: no " << file << " (" << which << " needs "
-                << (which.rfind("ema_", 0) == 0 ? "--ema and an epoch at or after --ema-start; with --ema fawa, one whose "
-                                                  "worst validation class reached --fawa-threshold"
-                                                : "a per-epoch evaluation") << "); skipped\n";
-            continue;
-        }
-        // best_robust from the last epoch is last.safetensors again: evaluate the weights once.
-        const std::string key = (which.rfind("ema_", 0) == 0 ? "ema:" : ":") + nn::read_metadata(file).at("epoch");
-        if (evaluated.count(key)) {
-            const auto from = std::filesystem::path(common.out) / ("eval_" + evaluated[key]);
-            const auto to = std::filesystem::path(common.out) / ("eval_" + which);
-            std::filesystem::create_directories(to);
-            for (const char* f : {"results.json", "records.csv"}) {
-                std::filesystem::copy_file(from / f, to / f, std::filesystem::copy_options::overwrite_existing);
-                if (corruptions.empty()) continue;
-                std::filesystem::create_directories(to.string() + "_corruptions");
-                std::filesystem::copy_file(from.string() + "_corruptions/" + f, to.string() + "_corruptions/" + f,
-                                           std::filesystem::copy_options::overwrite_existing);
-            }
-            out << "final evaluation: " << which << " is the epoch of " << evaluated[key] << " (same weights): copied "
-                << from.string() << " to " << to.string() << "\n";
-            continue;
-        }
-        evaluated[key] = which;
-        auto m = nn::make_model(arch, cfg);
-        nn::load_model(*m, file);
-        m->to(device);
-        m->eval();
-        eval::EvalOptions eo;
-        eo.info.experiment = job.experiment;
-        eo.info.dataset = job.data.dataset;
-        eo.info.split = "test";
-        eo.info.arch = arch;
-        eo.info.checkpoint = file;
-        eo.info.method = job.method;
-        eo.info.device = device.str();
-        eo.info.seed = common.seed;
-        eo.info.command_line = common.command_line;
-        eo.info.classes = test_set->class_names;
-        eo.info.coarse_of = coarse_of;
-        if (!coarse_of.empty()) eo.info.coarse_classes = test_set->coarse_class_names;
-        eo.out_dir = (std::filesystem::path(common.out) / ("eval_" + which)).string();
-        eo.should_stop = [] { return stop_requested() != 0; };
-        eo.resume = common.resume;
-        eo.log = &out;
-        eo.run_key = {{"checkpoint", file}, {"n", test_idx.size()}, {"batch_size", job.data.eval_batch_size}};
-        out << "final evaluation of " << which << " (" << file << ", epoch " << nn::read_metadata(file).at("epoch")
-            << ") on " << test_idx.size() << " test images:" << std::endl;   // flushed: tests signal at this line
-        eval::evaluate(*m, batches_of(test_set, test_idx, job.data.eval_batch_size, device), attacks.list, eo);
-        out << "wrote " << eo.out_dir << "/results.json\n";
-        if (!corruptions.empty()) {
-            eval::CorruptionEvalOptions co;
-            co.info = eo.info;
-            co.corruptions = corruptions;
-            co.severities = severities;
-            co.data_dir = common.data_dir;
-            co.batch_size = job.data.eval_batch_size;
-            co.out_dir = eo.out_dir + "_corruptions";
-            co.resume = common.resume;
-            co.log = &out;
-            co.run_key = eo.run_key;
-            co.should_stop = eo.should_stop;
-            out << "common corruptions of " << which << ":\n";
-            eval::evaluate_corruptions(*m, *test_set, test_idx, co);
-            out << "wrote " << co.out_dir << "/results.json\n";
-        }
-    }
+    evaluate_final_checkpoints(job, final_plan, images, new_model, device, out);
     if (const std::string memory = backend(device).memory_summary(); !memory.empty()) out << memory << "\n";
     report::write_run_page_after_run(common.out, out);
     return 0;

@@ -23,29 +23,6 @@ class FlagSet;
 
 namespace cw::train {
 
-struct DataConfig {
-    std::string dataset = "fashion-mnist";
-    // Validation split taken from the training split, per class: none; first:K (CFA / FAIR-TAT: the first K of each
-    // class, K = 100 on CIFAR-10); last:K (FRL / WAT: the last K, 300 on CIFAR-10); fraction:F (⌊F·n_c⌋ from the
-    // start of each class, CFA's 2%).
-    std::string val_split = "none";
-    int64_t train_n = 0;          // train on N images, taken class-proportionally in dataset order (0: all)
-    // Classes kept: all, or top:K — the K classes with the most training images, relabelled 0..K-1 in that order
-    // (FRL's 17 GTSRB classes, docs/protocols/frl.md §5).
-    std::string classes = "all";
-    // Train on these images instead of the dataset's training split (a safetensors file: "images" F32 [N,C,H,W]
-    // in [0,1], "labels" I32 [N]; e.g. Ilyas et al.'s robust / non-robust feature sets, protocols/feature_datasets.h).
-    // Shape and classes must be the dataset's; the test split still comes from `dataset`. Empty: off.
-    std::string train_file;
-    int64_t eval_n = 0;           // evaluate on the first N test images (0: all)
-    int64_t epoch_eval_n = 0;     // the per-epoch evaluation uses the first N of those (0: all eval_n)
-    int64_t batch_size = 128;
-    int64_t eval_batch_size = 256;
-    std::string augment = "default";   // default (the dataset's: crop+flip for CIFAR, none for MNIST/GTSRB), none, crop, flip, crop+flip
-    std::string pad_mode = "reflect";  // crop padding: reflect (Rice / CFA / FAIR-TAT) or zeros (TRADES / FRL / WAT / FAT)
-    std::string normalize = "dataset"; // dataset (CIFAR mean/std inside the model, docs/protocols/training.md §1.3) or none
-};
-
 struct JobConfig {
     std::string experiment = "train";   // results.json "experiment"
     cli::CommonFlags common;

@@ -1,5 +1,6 @@
 #include "jobs/job_data.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <numeric>
@@ -166,6 +167,38 @@ data::Dataset read_train_file(const std::string& path, const data::Dataset& like
     }
     d.check();
     return d;
+}
+
+
+JobImages load_job_images(const DataConfig& data, const std::string& data_dir, std::ostream& out) {
+    JobImages images;
+    images.train = std::make_shared<data::Dataset>(data::load_dataset(data.dataset, "train", data_dir));
+    images.test = std::make_shared<data::Dataset>(data::load_dataset(data.dataset, "test", data_dir));
+    data::Dataset& train = *images.train;
+    data::Dataset& test = *images.test;
+    if (!data.train_file.empty()) {
+        train = read_train_file(data.train_file, train);
+        out << "training images: " << train.size() << " from " << data.train_file << " (--train-file)\n";
+    }
+    if (data.classes != "all") {
+        const std::vector<int> kept = data::most_frequent_classes(
+            train.labels, train.num_classes(), classes_kept("--classes", data.classes, train.num_classes()));
+        train = data::select_classes(train, kept);
+        test = data::select_classes(test, kept);
+        out << "classes: the " << kept.size() << " with the most training images (" << data.classes << ")\n";
+    }
+    // Superclasses for the final evaluation (CIFAR-100); derived now, so inconsistent labels fail before training.
+    images.coarse_of = data::coarse_of_fine(test);
+    images.split = make_split(train, data.val_split);
+    images.train_idx = proportional_subset(images.split.train, train, data.train_n);
+    images.test_idx.resize(static_cast<size_t>(data.eval_n > 0 ? std::min(data.eval_n, test.size()) : test.size()));
+    std::iota(images.test_idx.begin(), images.test_idx.end(), 0);
+    out << "data: " << train.name << " from " << train.source << ": training on " << images.train_idx.size()
+        << " images"
+        << (images.split.val.empty() ? ""
+                                     : ", validation " + std::to_string(images.split.val.size()) + " (" + data.val_split + ")")
+        << "; test " << images.test_idx.size() << " of " << test.size() << "\n";
+    return images;
 }
 
 }  // namespace cw::train

@@ -4,6 +4,7 @@
 // evaluator.
 #include <cstdint>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,45 @@
 #include "eval/evaluator.h"
 
 namespace cw::train {
+
+struct DataConfig {
+    std::string dataset = "fashion-mnist";
+    // Validation split taken from the training split, per class: none; first:K (CFA / FAIR-TAT: the first K of each
+    // class, K = 100 on CIFAR-10); last:K (FRL / WAT: the last K, 300 on CIFAR-10); fraction:F (⌊F·n_c⌋ from the
+    // start of each class, CFA's 2%).
+    std::string val_split = "none";
+    int64_t train_n = 0;          // train on N images, taken class-proportionally in dataset order (0: all)
+    // Classes kept: all, or top:K — the K classes with the most training images, relabelled 0..K-1 in that order
+    // (FRL's 17 GTSRB classes, docs/protocols/frl.md §5).
+    std::string classes = "all";
+    // Train on these images instead of the dataset's training split (a safetensors file: "images" F32 [N,C,H,W]
+    // in [0,1], "labels" I32 [N]; e.g. Ilyas et al.'s robust / non-robust feature sets, protocols/feature_datasets.h).
+    // Shape and classes must be the dataset's; the test split still comes from `dataset`. Empty: off.
+    std::string train_file;
+    int64_t eval_n = 0;           // evaluate on the first N test images (0: all)
+    int64_t epoch_eval_n = 0;     // the per-epoch evaluation uses the first N of those (0: all eval_n)
+    int64_t batch_size = 128;
+    int64_t eval_batch_size = 256;
+    std::string augment = "default";   // default (the dataset's: crop+flip for CIFAR, none for MNIST/GTSRB), none, crop, flip, crop+flip
+    std::string pad_mode = "reflect";  // crop padding: reflect (Rice / CFA / FAIR-TAT) or zeros (TRADES / FRL / WAT / FAT)
+    std::string normalize = "dataset"; // dataset (CIFAR mean/std inside the model, docs/protocols/training.md §1.3) or none
+};
+
+// What a job's data flags resolve to: the two splits (classes kept, --train-file applied), the validation split
+// and the training subset as indices into `train`, the test images evaluated (the first --eval-n), and the
+// superclass of each class for CIFAR-100's coarse evaluation (empty for other datasets).
+struct JobImages {
+    std::shared_ptr<data::Dataset> train;
+    std::shared_ptr<data::Dataset> test;
+    data::Split split;
+    std::vector<int64_t> train_idx;
+    std::vector<int64_t> test_idx;
+    std::vector<int32_t> coarse_of;
+};
+
+// Loads `data`'s dataset from `data_dir` and applies its flags in the order a job needs them, saying on `out`
+// what it kept. Throws one line naming the flag or file on a bad rule, before any training starts.
+JobImages load_job_images(const DataConfig& data, const std::string& data_dir, std::ostream& out);
 
 // The --val-split rule (none, first:K, last:K, fraction:F) applied per class to the training set; throws one line
 // naming the flag on a malformed rule or one the classes cannot hold.

@@ -310,3 +310,40 @@ TEST_CASE("train job: --init starts from a checkpoint's weights", "[train][real-
     CHECK(across_log.str().find("note: --init " + transfer + " was trained on mnist; this run trains on fashion-mnist\n") !=
           std::string::npos);
 }
+
+TEST_CASE("train job: two checkpoint names for one epoch are evaluated once, the second's files copied",
+          "[train][real-data]") {
+    if (!fashion_mnist_present()) CW_SKIP("Fashion-MNIST not found (apt-get install dataset-fashion-mnist)");
+    ScratchDir dir;
+    train::JobConfig job = small_job(dir.path.string());
+    job.common.epochs = 1;                  // the best epoch is the last one: best_robust holds last's weights
+    job.trainer.ema.start_epoch = 1;        // no averaged model: ema_last is skipped with a line
+    job.final_checkpoints = "last,best_robust,ema_last";
+    job.final_corruptions = "fog";
+    job.corruption_severities = "3";
+    std::ostringstream log;
+    REQUIRE(train::run_job(job, log) == 0);
+    const std::string text = log.str();
+    INFO(text);
+    const auto& p = dir.path;
+    CHECK(text.find("final evaluation: best_robust is the epoch of last (same weights): copied " +
+                    (p / "eval_last").string() + " to " + (p / "eval_best_robust").string() + "\n") != std::string::npos);
+    CHECK(text.find("final evaluation of best_robust") == std::string::npos);
+    // The copies are the last checkpoint's files byte for byte (they name last.safetensors as what was evaluated).
+    for (const char* f : {"eval_%/results.json", "eval_%/records.csv", "eval_%_corruptions/results.json",
+                          "eval_%_corruptions/records.csv"}) {
+        std::string name = f;
+        const size_t at = name.find('%');
+        const std::string from = name.replace(at, 1, "last");
+        name = f;
+        const std::string to = name.replace(at, 1, "best_robust");
+        REQUIRE(std::filesystem::exists(p / to));
+        CHECK(text_of(p / to) == text_of(p / from));
+    }
+    CHECK(nlohmann::json::parse(text_of(p / "eval_best_robust/results.json"))["model"]["checkpoint"] ==
+          (p / "last.safetensors").string());
+    CHECK(text.find("final evaluation: no " + (p / "ema_last.safetensors").string() +
+                    " (ema_last needs --ema and an epoch at or after --ema-start; with --ema fawa, one whose worst "
+                    "validation class reached --fawa-threshold); skipped\n") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(p / "eval_ema_last"));
+}
