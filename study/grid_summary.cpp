@@ -95,89 +95,6 @@ Agreement ranking_agreement(const std::vector<const SettingRuns*>& settings, boo
 
 namespace {
 
-struct CellStatus {
-    std::string name, state;   // finished, missing, unfinished, failed: <line>
-};
-
-struct Gathered {
-    std::vector<SettingRuns> settings;
-    std::vector<std::vector<std::string>> dirs;   // [setting][finished seed]
-    std::vector<CellStatus> cells;
-    std::string checkpoint, attack;
-};
-
-Gathered gather(const Grid& grid, const train::JobConfig& defaults, const std::vector<std::string>& extra,
-                const std::string& source, const std::string& out) {
-    Gathered g;
-    g.settings.resize(grid.settings.size());
-    g.dirs.resize(grid.settings.size());
-    for (const GridCell& c : grid_cells(grid)) {
-        const train::JobConfig job = cell_job(grid, c, defaults, extra, source);
-        SettingRuns& s = g.settings[c.setting];
-        s.name = grid.settings[c.setting].name;
-        s.method = job.method;
-        s.group = job.data.dataset + (job.data.classes == "all" ? "" : " " + job.data.classes);
-        s.pair_key = s.group + " | " + flags_without_method(grid.settings[c.setting]);
-        const fs::path dir = fs::path(out) / c.name;
-        const fs::path error_file = dir / "job_error.txt";
-        if (!arm_finished(arm(c.name, job, job.method), dir.string())) {
-            std::string state = fs::exists(error_file) ? "failed: " + util::read_file_text(error_file.string())
-                                : fs::exists(dir)      ? "unfinished"
-                                                       : "missing";
-            state.erase(std::remove(state.begin(), state.end(), '\n'), state.end());
-            g.cells.push_back({c.name, state});
-            continue;
-        }
-        // One checkpoint and one attack for the whole summary: the first finished cell's choice. A cell audited
-        // otherwise (other --final-checkpoints or --final-attacks in its setting) is listed, not mixed in.
-        if (g.checkpoint.empty()) {
-            const auto checkpoints = util::split_list(job.final_checkpoints);
-            g.checkpoint = std::find(checkpoints.begin(), checkpoints.end(), "last") != checkpoints.end()
-                               ? "last" : checkpoints.front();
-            const auto attacks = util::split_list(job.final_attacks);
-            g.attack = attacks.empty() ? "" : attacks.front();
-        }
-        const fs::path results = dir / ("eval_" + g.checkpoint) / "results.json";
-        if (!fs::exists(results)) {
-            g.cells.push_back({c.name, "failed: no eval_" + g.checkpoint + "/results.json (the summary compares checkpoint " +
-                                           g.checkpoint + ", the first finished cell's)"});
-            continue;
-        }
-        const nlohmann::json r = report::load_results_json(results.string());
-        const nlohmann::json* clean = report::find_evaluation(r, "clean");
-        const nlohmann::json* robust = g.attack.empty() ? nullptr : report::find_evaluation(r, g.attack);
-        if (!clean || (!g.attack.empty() && !robust)) {
-            g.cells.push_back({c.name, "failed: its results.json has no " + std::string(clean ? g.attack : "clean") +
-                                           " evaluation"});
-            continue;
-        }
-        const auto classes = r.at("classes").get<std::vector<std::string>>();
-        if (!s.classes.empty() && s.classes != classes) {
-            g.cells.push_back({c.name, "failed: its classes differ from the setting's other seeds"});
-            continue;
-        }
-        s.classes = classes;
-        s.seeds.push_back(grid.seeds[c.seed]);
-        s.clean.push_back(report::per_class_values(*clean, "per_class_accuracy"));
-        s.robust.push_back(robust ? report::per_class_values(*robust, "per_class_accuracy")
-                                  : std::vector<double>(classes.size(), NAN));
-        g.dirs[c.setting].push_back(dir.string());
-        g.cells.push_back({c.name, "finished"});
-    }
-    return g;
-}
-
-// The settings of each class set with at least one finished run, in grid order.
-std::map<std::string, std::vector<const SettingRuns*>> by_group(const Gathered& g, std::vector<std::string>& order) {
-    std::map<std::string, std::vector<const SettingRuns*>> groups;
-    for (const SettingRuns& s : g.settings) {
-        if (s.clean.empty()) continue;
-        if (!groups.count(s.group)) order.push_back(s.group);
-        groups[s.group].push_back(&s);
-    }
-    return groups;
-}
-
 std::string matrix_markdown(const Agreement& a) {
     std::ostringstream md;
     md << "| ρ |";
@@ -211,25 +128,39 @@ nlohmann::json agreement_json(const Agreement& a) {
             {"across_mean", report::number_or_null(a.across_mean)}, {"across_min", report::number_or_null(a.across_min)}, {"across_pairs", a.across_pairs}};
 }
 
-}  // namespace
+// A table row written twice: a markdown line and an HTML row.
+void add_row(const std::vector<std::string>& row, std::ostream& md, report::HtmlTable& html) {
+    md << "|";
+    for (const std::string& c : row) md << " " << c << " |";
+    md << "\n";
+    std::vector<std::string> cells;
+    for (const std::string& c : row) cells.push_back(report::html_escape(c));
+    html.rows.push_back(cells);
+}
 
-int write_grid_summary(const Grid& grid, const train::JobConfig& defaults, const std::vector<std::string>& extra,
-                       const std::string& source, const std::string& out, std::ostream& log) {
-    const Gathered g = gather(grid, defaults, extra, source, out);
-    const int finished = static_cast<int>(std::count_if(g.cells.begin(), g.cells.end(),
-                                                        [](const CellStatus& c) { return c.state == "finished"; }));
-    const std::string attack = g.attack.empty() ? "robust" : g.attack;
-    std::ostringstream md;
-    nlohmann::json js = {{"title", grid.title}, {"grid", grid_to_json(grid)}, {"checkpoint", g.checkpoint},
-                         {"attack", g.attack}, {"finished_cells", finished}, {"cells", static_cast<int>(g.cells.size())}};
-    md << "# " << grid.title << "\n\n" << finished << " of " << g.cells.size() << " cells finished. Per setting: the "
-       << "per-class accuracy averaged over its finished seeds (checkpoint " << g.checkpoint << ", " << attack
-       << " for robust), then the class mean, the worst class, the spread (best − worst class) and the SD over "
-       << "classes, in %.\n\n";
+nlohmann::json discrepancy_json(const Discrepancy& d, const std::vector<std::string>& classes) {
+    return {{"mean", report::number_or_null(d.mean)},
+            {"spread", report::number_or_null(d.spread)},
+            {"sd", report::number_or_null(d.sd)},
+            {"worst", report::number_or_null(d.worst)},
+            {"worst_class", d.worst_class < 0 ? nlohmann::json(nullptr) : nlohmann::json(classes[d.worst_class])}};
+}
 
-    // ---- per setting -------------------------------------------------------------------------------------------
-    report::HtmlTable settings_html{{"setting", "dataset", "method", "seeds", "clean", "clean worst", "clean spread",
-                                     "clean SD", attack, attack + " worst", attack + " spread", attack + " SD"}, {}, {}, ""};
+nlohmann::json runs_json(const SettingRuns& s, const std::vector<std::string>& dirs) {
+    nlohmann::json runs = nlohmann::json::array();
+    for (size_t k = 0; k < s.seeds.size(); ++k) {
+        nlohmann::json c = nlohmann::json::array(), r = nlohmann::json::array();
+        for (double v : s.clean[k]) c.push_back(report::number_or_null(v));
+        for (double v : s.robust[k]) r.push_back(report::number_or_null(v));
+        runs.push_back({{"seed", s.seeds[k]}, {"dir", dirs[k]}, {"clean", c}, {"robust", r}});
+    }
+    return runs;
+}
+
+// Per setting: the seed-mean per-class accuracy's class mean, worst class, spread and SD, clean and robust.
+report::HtmlTable settings_section(const GatheredGrid& g, const std::string& attack, std::ostream& md, nlohmann::json& js) {
+    report::HtmlTable html{{"setting", "dataset", "method", "seeds", "clean", "clean worst", "clean spread",
+                            "clean SD", attack, attack + " worst", attack + " spread", attack + " SD"}, {}, {}, ""};
     md << "| setting | dataset | method | seeds | clean | clean worst | clean spread | clean SD | " << attack << " | "
        << attack << " worst | " << attack << " spread | " << attack << " SD |\n|---|---|---|---|"
        << "---:|---|---:|---:|---:|---|---:|---:|\n";
@@ -237,41 +168,29 @@ int write_grid_summary(const Grid& grid, const train::JobConfig& defaults, const
     for (size_t i = 0; i < g.settings.size(); ++i) {
         const SettingRuns& s = g.settings[i];
         if (s.clean.empty()) continue;
-        const auto mc = mean_over_runs(s.clean), mr = mean_over_runs(s.robust);
-        const Discrepancy dc = discrepancy(mc), dr = discrepancy(mr);
+        const Discrepancy dc = discrepancy(mean_over_runs(s.clean)), dr = discrepancy(mean_over_runs(s.robust));
         auto worst = [&](const Discrepancy& d) {
             return d.worst_class < 0 ? std::string("–") : s.classes[d.worst_class] + " " + util::percent(d.worst);
         };
-        const std::vector<std::string> row = {s.name, s.group, s.method, std::to_string(s.seeds.size()), util::percent(dc.mean),
-                                              worst(dc), util::percent(dc.spread), util::percent(dc.sd), util::percent(dr.mean), worst(dr),
-                                              util::percent(dr.spread), util::percent(dr.sd)};
-        md << "|";
-        for (const std::string& c : row) md << " " << c << " |";
-        md << "\n";
-        std::vector<std::string> cells;
-        for (const std::string& c : row) cells.push_back(report::html_escape(c));
-        settings_html.rows.push_back(cells);
-        nlohmann::json runs = nlohmann::json::array();
-        for (size_t k = 0; k < s.seeds.size(); ++k) {
-            nlohmann::json c = nlohmann::json::array(), r = nlohmann::json::array();
-            for (double v : s.clean[k]) c.push_back(report::number_or_null(v));
-            for (double v : s.robust[k]) r.push_back(report::number_or_null(v));
-            runs.push_back({{"seed", s.seeds[k]}, {"dir", g.dirs[i][k]}, {"clean", c}, {"robust", r}});
-        }
-        auto disc = [&](const Discrepancy& d) {
-            return nlohmann::json{{"mean", report::number_or_null(d.mean)}, {"spread", report::number_or_null(d.spread)}, {"sd", report::number_or_null(d.sd)},
-                                  {"worst", report::number_or_null(d.worst)},
-                                  {"worst_class", d.worst_class < 0 ? nlohmann::json(nullptr) : nlohmann::json(s.classes[d.worst_class])}};
-        };
+        add_row({s.name, s.group, s.method, std::to_string(s.seeds.size()), util::percent(dc.mean), worst(dc),
+                 util::percent(dc.spread), util::percent(dc.sd), util::percent(dr.mean), worst(dr),
+                 util::percent(dr.spread), util::percent(dr.sd)},
+                md, html);
         js["settings"].push_back({{"name", s.name}, {"group", s.group}, {"method", s.method}, {"classes", s.classes},
-                                  {"clean", disc(dc)}, {"robust", disc(dr)}, {"runs", runs}});
+                                  {"clean", discrepancy_json(dc, s.classes)}, {"robust", discrepancy_json(dr, s.classes)},
+                                  {"runs", runs_json(s, g.dirs[i])}});
     }
+    return html;
+}
 
-    // ---- natural vs adversarial (Benz: adversarial training widens the gap between classes) ---------------------
+// Benz et al.: adversarial training widens the gap between classes. Each adversarial setting against its natural
+// twin (same flags but the method, same class set); the markdown section only when a pair exists.
+report::HtmlTable natural_vs_adversarial_section(const GatheredGrid& g, const std::string& attack, std::ostream& md,
+                                                 nlohmann::json& js) {
     std::ostringstream pairs_md;
-    report::HtmlTable pairs_html{{"adversarial setting", "natural twin", "natural clean spread", "AT clean spread",
-                                  "AT " + attack + " spread", "natural clean SD", "AT clean SD", "AT " + attack + " SD",
-                                  "AT widens the clean gap", "AT " + attack + " gap wider than natural clean"}, {}, {}, ""};
+    report::HtmlTable html{{"adversarial setting", "natural twin", "natural clean spread", "AT clean spread",
+                            "AT " + attack + " spread", "natural clean SD", "AT clean SD", "AT " + attack + " SD",
+                            "AT widens the clean gap", "AT " + attack + " gap wider than natural clean"}, {}, {}, ""};
     js["natural_vs_adversarial"] = nlohmann::json::array();
     for (const SettingRuns& at : g.settings) {
         if (at.clean.empty() || at.method == "natural") continue;
@@ -281,49 +200,48 @@ int write_grid_summary(const Grid& grid, const train::JobConfig& defaults, const
         if (twin == g.settings.end()) continue;
         const Discrepancy nc = discrepancy(mean_over_runs(twin->clean)), ac = discrepancy(mean_over_runs(at.clean)),
                           ar = discrepancy(mean_over_runs(at.robust));
-        const bool wider_clean = ac.spread > nc.spread, wider_robust = ar.spread > nc.spread;
-        const std::vector<std::string> row = {at.name, twin->name, util::percent(nc.spread), util::percent(ac.spread), util::percent(ar.spread),
-                                              util::percent(nc.sd), util::percent(ac.sd), util::percent(ar.sd), wider_clean ? "yes" : "no",
-                                              wider_robust ? "yes" : "no"};
-        pairs_md << "|";
-        for (const std::string& c : row) pairs_md << " " << c << " |";
-        pairs_md << "\n";
-        std::vector<std::string> cells;
-        for (const std::string& c : row) cells.push_back(report::html_escape(c));
-        pairs_html.rows.push_back(cells);
+        add_row({at.name, twin->name, util::percent(nc.spread), util::percent(ac.spread), util::percent(ar.spread),
+                 util::percent(nc.sd), util::percent(ac.sd), util::percent(ar.sd), ac.spread > nc.spread ? "yes" : "no",
+                 ar.spread > nc.spread ? "yes" : "no"},
+                pairs_md, html);
         js["natural_vs_adversarial"].push_back({{"adversarial", at.name}, {"natural", twin->name},
                                                 {"natural_clean_spread", report::number_or_null(nc.spread)},
-                                                {"at_clean_spread", report::number_or_null(ac.spread)}, {"at_robust_spread", report::number_or_null(ar.spread)},
-                                                {"natural_clean_sd", report::number_or_null(nc.sd)}, {"at_clean_sd", report::number_or_null(ac.sd)},
+                                                {"at_clean_spread", report::number_or_null(ac.spread)},
+                                                {"at_robust_spread", report::number_or_null(ar.spread)},
+                                                {"natural_clean_sd", report::number_or_null(nc.sd)},
+                                                {"at_clean_sd", report::number_or_null(ac.sd)},
                                                 {"at_robust_sd", report::number_or_null(ar.sd)}});
     }
-    if (!pairs_html.rows.empty()) {
+    if (!html.rows.empty()) {
         md << "\n## Natural vs adversarial training (spread = best − worst class, in %)\n\n| adversarial setting | "
            << "natural twin | natural clean spread | AT clean spread | AT " << attack << " spread | natural clean SD | "
            << "AT clean SD | AT " << attack << " SD | AT widens the clean gap | AT " << attack
            << " gap wider than natural clean |\n|---|---|---:|---:|---:|---:|---:|---:|---|---|\n" << pairs_md.str();
     }
+    return html;
+}
 
-    // ---- agreement of rankings, per class set ------------------------------------------------------------------
+// Per class set: the Spearman matrices of the settings' rankings (clean, and robust when attacked), as markdown,
+// JSON, HTML paragraphs and heatmap figures.
+std::string agreement_section(const GatheredGrid& g, const std::string& attack,
+                              const std::map<std::string, std::vector<const SettingRuns*>>& groups,
+                              const std::vector<std::string>& order, std::ostream& md, nlohmann::json& js,
+                              std::vector<report::Figure>& figures) {
     md << "\n## Agreement of per-class rankings (Spearman's ρ), per dataset\n\nCell (a, b): the mean ρ over pairs of "
        << "single runs (a seed of a, a seed of b); the diagonal pairs different seeds of one setting — the noise floor "
        << "a universal ranking must beat. Datasets are never correlated with each other: their classes differ.\n";
-    std::vector<std::string> order;
-    const auto groups = by_group(g, order);
-    std::vector<report::Figure> figures;
-    std::ostringstream agreement_html;
+    std::ostringstream html;
     js["agreement"] = nlohmann::json::object();
     for (const std::string& group : order) {
-        const auto& members = groups.at(group);
         md << "\n### " << group << "\n";
-        agreement_html << "<h3>" << report::html_escape(group) << "</h3>\n";
+        html << "<h3>" << report::html_escape(group) << "</h3>\n";
         for (const bool robust : {false, true}) {
             if (robust && g.attack.empty()) continue;
-            const Agreement a = ranking_agreement(members, robust);
+            const Agreement a = ranking_agreement(groups.at(group), robust);
             const std::string which = robust ? attack : "clean";
             md << "\n" << which << " accuracy: " << agreement_line(a) << ".\n\n" << matrix_markdown(a);
             js["agreement"][group][robust ? "robust" : "clean"] = agreement_json(a);
-            agreement_html << "<p>" << report::html_escape(which + " accuracy: " + agreement_line(a)) << ".</p>\n";
+            html << "<p>" << report::html_escape(which + " accuracy: " + agreement_line(a)) << ".</p>\n";
             std::string stem = "spearman_" + group + "_" + which;
             std::replace_if(stem.begin(), stem.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-'; }, '_');
             figures.push_back(report::heatmap_figure(
@@ -332,8 +250,11 @@ int write_grid_summary(const Grid& grid, const train::JobConfig& defaults, const
                  "setting", "setting", "Spearman's rho", a.settings, a.settings, a.matrix, -1, 1, true, "%.2f"}));
         }
     }
+    return html.str();
+}
 
-    // ---- cells not finished ------------------------------------------------------------------------------------
+// The cells not in the summary, one "- <cell>: <state>" line each (empty when every cell finished).
+std::string unfinished_section(const GatheredGrid& g, nlohmann::json& js) {
     std::ostringstream missing;
     js["unfinished_cells"] = nlohmann::json::array();
     for (const CellStatus& c : g.cells)
@@ -341,23 +262,14 @@ int write_grid_summary(const Grid& grid, const train::JobConfig& defaults, const
             missing << "- " << c.name << ": " << c.state << "\n";
             js["unfinished_cells"].push_back({{"cell", c.name}, {"state", c.state}});
         }
-    if (!missing.str().empty()) md << "\n## Cells not in this summary\n\n" << missing.str();
+    return missing.str();
+}
 
-    util::write_file_atomic((fs::path(out) / "summary.md").string(), md.str());
-    util::write_file_atomic((fs::path(out) / "grid_summary.json").string(), js.dump(2) + "\n");
-
-    // ---- the page, with figures when gnuplot is there, and one comparison page per dataset ---------------------
-    std::ostringstream body;
-    body << "<h1>" << report::html_escape(grid.title) << "</h1>\n<p>" << finished << " of " << g.cells.size()
-         << " cells finished; checkpoint " << report::html_escape(g.checkpoint) << ".</p>\n"
-         << report::html_table(settings_html);
-    if (!pairs_html.rows.empty()) body << "<h2>Natural vs adversarial training</h2>\n" << report::html_table(pairs_html);
-    body << "<h2>Agreement of per-class rankings</h2>\n" << agreement_html.str();
-    const bool draw = report::gnuplot_available();
-    if (draw)
-        for (const report::Figure& f : figures)
-            body << report::html_figure(report::render(f, (fs::path(out) / "figures").string()), out);
-    body << "<h2>Per dataset, first finished seed of each setting</h2>\n<ul>\n";
+// One comparison page per class set (the first finished seed of each setting); returns the HTML list linking them.
+std::string compare_pages(const GatheredGrid& g, const std::map<std::string, std::vector<const SettingRuns*>>& groups,
+                          const std::vector<std::string>& order, bool draw, const std::string& out) {
+    std::ostringstream list;
+    list << "<ul>\n";
     for (const std::string& group : order) {
         std::vector<report::RunData> runs;
         for (const SettingRuns* s : groups.at(group))
@@ -371,11 +283,52 @@ int write_grid_summary(const Grid& grid, const train::JobConfig& defaults, const
         options.attack = g.attack;
         options.figures = draw;
         const std::string page = report::write_compare_page(runs, (fs::path(out) / "compare" / folder).string(), options);
-        body << "<li><a href=\"" << report::html_escape(fs::relative(page, out).string()) << "\">"
+        list << "<li><a href=\"" << report::html_escape(fs::relative(page, out).string()) << "\">"
              << report::html_escape(group) << "</a></li>\n";
     }
-    body << "</ul>\n";
-    if (!missing.str().empty()) body << "<h2>Cells not in this summary</h2>\n<pre>" << report::html_escape(missing.str()) << "</pre>\n";
+    list << "</ul>\n";
+    return list.str();
+}
+
+}  // namespace
+
+int write_grid_summary(const Grid& grid, const train::JobConfig& defaults, const std::vector<std::string>& extra,
+                       const std::string& source, const std::string& out, std::ostream& log) {
+    const GatheredGrid g = gather_grid(grid, defaults, extra, source, out);
+    const int finished = static_cast<int>(std::count_if(g.cells.begin(), g.cells.end(),
+                                                        [](const CellStatus& c) { return c.state == "finished"; }));
+    const std::string attack = g.attack.empty() ? "robust" : g.attack;
+    std::ostringstream md;
+    nlohmann::json js = {{"title", grid.title}, {"grid", grid_to_json(grid)}, {"checkpoint", g.checkpoint},
+                         {"attack", g.attack}, {"finished_cells", finished}, {"cells", static_cast<int>(g.cells.size())}};
+    md << "# " << grid.title << "\n\n" << finished << " of " << g.cells.size() << " cells finished. Per setting: the "
+       << "per-class accuracy averaged over its finished seeds (checkpoint " << g.checkpoint << ", " << attack
+       << " for robust), then the class mean, the worst class, the spread (best − worst class) and the SD over "
+       << "classes, in %.\n\n";
+    const report::HtmlTable settings_html = settings_section(g, attack, md, js);
+    const report::HtmlTable pairs_html = natural_vs_adversarial_section(g, attack, md, js);
+    std::vector<std::string> order;
+    const auto groups = by_class_set(g, order);
+    std::vector<report::Figure> figures;
+    const std::string agreement_html = agreement_section(g, attack, groups, order, md, js, figures);
+    const std::string missing = unfinished_section(g, js);
+    if (!missing.empty()) md << "\n## Cells not in this summary\n\n" << missing;
+    util::write_file_atomic((fs::path(out) / "summary.md").string(), md.str());
+    util::write_file_atomic((fs::path(out) / "grid_summary.json").string(), js.dump(2) + "\n");
+
+    // The page, with figures when gnuplot is there.
+    std::ostringstream body;
+    body << "<h1>" << report::html_escape(grid.title) << "</h1>\n<p>" << finished << " of " << g.cells.size()
+         << " cells finished; checkpoint " << report::html_escape(g.checkpoint) << ".</p>\n"
+         << report::html_table(settings_html);
+    if (!pairs_html.rows.empty()) body << "<h2>Natural vs adversarial training</h2>\n" << report::html_table(pairs_html);
+    body << "<h2>Agreement of per-class rankings</h2>\n" << agreement_html;
+    const bool draw = report::gnuplot_available();
+    if (draw)
+        for (const report::Figure& f : figures)
+            body << report::html_figure(report::render(f, (fs::path(out) / "figures").string()), out);
+    body << "<h2>Per dataset, first finished seed of each setting</h2>\n" << compare_pages(g, groups, order, draw, out);
+    if (!missing.empty()) body << "<h2>Cells not in this summary</h2>\n<pre>" << report::html_escape(missing) << "</pre>\n";
     util::write_file_atomic((fs::path(out) / "index.html").string(), report::html_page(grid.title, body.str()));
     log << md.str() << "\nwrote " << (fs::path(out) / "summary.md").string() << ", grid_summary.json and index.html\n";
     return finished;

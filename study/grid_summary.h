@@ -21,16 +21,9 @@
 #include <vector>
 
 #include "study/grid.h"
+#include "study/grid_gather.h"
 
 namespace cw::study {
-
-struct SettingRuns {
-    std::string name, group, method;     // group: the class set ("cifar10", "gtsrb32 top:17")
-    std::string pair_key;                // flags_without_method + group: natural and adversarial twins share it
-    std::vector<std::string> classes;
-    std::vector<uint64_t> seeds;         // the finished ones
-    std::vector<std::vector<double>> clean, robust;   // [finished seed][class], fractions
-};
 
 struct Discrepancy {
     double mean = 0, spread = 0, sd = 0, worst = 0;   // class mean, best − worst, population SD, worst class's value
