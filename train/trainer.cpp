@@ -303,6 +303,68 @@ struct Trainer::Impl {
         util::write_file_atomic(path("selection.json"), j.dump(2) + "\n");
     }
 
+    // One optimiser step on batch i of the epoch at rate `lr`: the method's loss, the backward pass (through the
+    // step audit every --audit-steps steps), the step, the averaged model, and the epoch's running statistics.
+    void train_batch(const data::Batch& b, int64_t i, double lr, StepsCsv* steps_csv, const std::vector<Tensor*>& params,
+                     nn::Progress& progress) {
+        const ConvPrecisionScope precision(c.step_precision);
+        opt->set_lr(static_cast<float>(lr));
+        const std::vector<int32_t> y = b.labels.to_int_vector();
+        BatchInput in{*s.model, b.images, b.labels, y, epoch, i, C, method_rng};
+        BatchLoss bl = s.method->batch_loss(in);
+        if (!bl.per_sample.defined() || bl.per_sample.numel() != b.size())
+            throw std::logic_error("method " + s.method->name() + ": per-sample loss must have " +
+                                   std::to_string(b.size()) + " entries");
+        Tensor loss = sum(bl.per_sample);
+        const float loss_value = loss.item();
+        if (!std::isfinite(loss_value))
+            throw TrainingDiverged("training diverged: the loss is " + std::to_string(loss_value) + " at epoch " +
+                                   std::to_string(epoch + 1) + ", batch " + std::to_string(i + 1) + " (step " +
+                                   std::to_string(step + 1) + "); no step was taken and " +
+                                   path("state.safetensors") + " still holds the last good state (epoch " +
+                                   std::to_string(epoch) + "); lower --lr or check the data");
+        opt->zero_grad();
+        if (steps_csv && step % c.audit_steps == 0) {
+            const StepShares shares = audit_gradient_shares(bl.per_sample, y, C, params);
+            steps_csv->write(step, epoch + 1, i + 1, lr, shares, s.method->class_state());
+        } else {
+            loss.backward();
+        }
+        opt->step();
+        ++step;
+        batches_done = i + 1;
+        if (ema) ema->after_step(*s.model, epoch);
+
+        std::vector<int32_t> pred = argmax(bl.logits, 1).to_int_vector();
+        std::vector<float> terms = bl.per_sample.detach().to_vector();
+        for (float& t : terms) t *= static_cast<float>(b.size());   // the unnormalised per-sample loss
+        stats.add(y, pred, terms);
+        const CleanForward cf = s.method->clean_forward_after_step();
+        if (cf != CleanForward::Off) {
+            NoGradGuard no_grad;
+            const bool was_training = s.model->is_training();
+            s.model->train(cf == CleanForward::Train);
+            clean_correct += count_equal(argmax((*s.model)(b.images), 1).to_int_vector(), y);
+            clean_seen += b.size();
+            s.model->train(was_training);
+        }
+        progress.update(i, loss_value, count_equal(pred, y), b.size());
+    }
+
+    // Ctrl-C, SIGTERM or a test's request, after batch i: the state saved, one line saying how to continue.
+    TrainResult stop_after_batch(int64_t i, TrainResult result) {
+        save_state();
+        result.interrupted = true;
+        result.signal = stop_requested();
+        log_line(std::string("stopped by ") + (result.signal == 2 ? "SIGINT" : result.signal ? "SIGTERM" : "request") +
+                 " after epoch " + std::to_string(epoch + 1) + " batch " + std::to_string(i + 1) + "; state saved to " +
+                 path("state.safetensors") + " — continue with --resume");
+        result.epochs_completed = epoch;
+        result.steps = step;
+        result.best = best;
+        return result;
+    }
+
     TrainResult run() {
         std::filesystem::create_directories(c.out_dir);
         data::Loader& loader = *s.loader;
@@ -343,65 +405,12 @@ struct Trainer::Impl {
             // The lr of the last batch trained (the log's value even when a resumed epoch has no batch left).
             double lr = schedule->lr(schedule_time(c.recipe, epoch, std::max<int64_t>(0, batches_done - 1), n_batches));
             for (int64_t i = batches_done; loader.next(b); ++i) {
-                const ConvPrecisionScope precision(c.step_precision);
                 lr = schedule->lr(schedule_time(c.recipe, epoch, i, n_batches));
-                opt->set_lr(static_cast<float>(lr));
-                const std::vector<int32_t> y = b.labels.to_int_vector();
-                BatchInput in{*s.model, b.images, b.labels, y, epoch, i, C, method_rng};
-                BatchLoss bl = s.method->batch_loss(in);
-                if (!bl.per_sample.defined() || bl.per_sample.numel() != b.size())
-                    throw std::logic_error("method " + s.method->name() + ": per-sample loss must have " +
-                                           std::to_string(b.size()) + " entries");
-                Tensor loss = sum(bl.per_sample);
-                const float loss_value = loss.item();
-                if (!std::isfinite(loss_value))
-                    throw TrainingDiverged("training diverged: the loss is " + std::to_string(loss_value) + " at epoch " +
-                                           std::to_string(epoch + 1) + ", batch " + std::to_string(i + 1) + " (step " +
-                                           std::to_string(step + 1) + "); no step was taken and " +
-                                           path("state.safetensors") + " still holds the last good state (epoch " +
-                                           std::to_string(epoch) + "); lower --lr or check the data");
-                opt->zero_grad();
-                if (steps_csv && step % c.audit_steps == 0) {
-                    const StepShares shares = audit_gradient_shares(bl.per_sample, y, C, params);
-                    steps_csv->write(step, epoch + 1, i + 1, lr, shares, s.method->class_state());
-                } else {
-                    loss.backward();
-                }
-                opt->step();
-                ++step;
+                train_batch(b, i, lr, steps_csv.get(), params, progress);
                 ++steps_this_call;
-                batches_done = i + 1;
-                if (ema) ema->after_step(*s.model, epoch);
-
-                std::vector<int32_t> pred = argmax(bl.logits, 1).to_int_vector();
-                std::vector<float> terms = bl.per_sample.detach().to_vector();
-                for (float& t : terms) t *= static_cast<float>(b.size());   // the unnormalised per-sample loss
-                stats.add(y, pred, terms);
-                const CleanForward cf = s.method->clean_forward_after_step();
-                if (cf != CleanForward::Off) {
-                    NoGradGuard no_grad;
-                    const bool was_training = s.model->is_training();
-                    s.model->train(cf == CleanForward::Train);
-                    clean_correct += count_equal(argmax((*s.model)(b.images), 1).to_int_vector(), y);
-                    clean_seen += b.size();
-                    s.model->train(was_training);
-                }
-                progress.update(i, loss_value, count_equal(pred, y), b.size());
                 if (c.after_step) c.after_step(step);
-
                 const bool test_interrupt = c.interrupt_after_steps >= 0 && steps_this_call >= c.interrupt_after_steps;
-                if (stop_requested() || test_interrupt) {
-                    save_state();
-                    result.interrupted = true;
-                    result.signal = stop_requested();
-                    log_line(std::string("stopped by ") + (result.signal == 2 ? "SIGINT" : result.signal ? "SIGTERM" : "request") +
-                             " after epoch " + std::to_string(epoch + 1) + " batch " + std::to_string(i + 1) +
-                             "; state saved to " + path("state.safetensors") + " — continue with --resume");
-                    result.epochs_completed = epoch;
-                    result.steps = step;
-                    result.best = best;
-                    return result;
-                }
+                if (stop_requested() || test_interrupt) return stop_after_batch(i, result);
             }
             end_epoch(history, train_log, progress, lr, result);
             if (result.stopped_early) break;
