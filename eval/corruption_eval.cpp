@@ -260,6 +260,17 @@ CorruptionOutcome Run::go() {
 }
 }  // namespace
 
+CorruptionEvalOptions corruption_options_like(const EvalOptions& evaluation, const std::string& out_dir) {
+    CorruptionEvalOptions co;
+    co.info = evaluation.info;
+    co.out_dir = out_dir;
+    co.resume = evaluation.resume;
+    co.log = evaluation.log;
+    co.should_stop = evaluation.should_stop;
+    co.run_key = evaluation.run_key;
+    return co;
+}
+
 CorruptionOutcome evaluate_corruptions(nn::Module& model, const data::Dataset& test,
                                        const std::vector<int64_t>& indices, const CorruptionEvalOptions& options) {
     Run run(model, test, indices, options);

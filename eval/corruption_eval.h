@@ -24,6 +24,7 @@
 
 #include "datasets/dataset.h"
 #include "eval/corruption_results.h"
+#include "eval/evaluator.h"
 #include "nn/module.h"
 
 namespace cw::eval {
@@ -48,6 +49,11 @@ struct CorruptionOutcome {
     EvalRecords records;                   // one column per corruption and severity (records.csv)
     nlohmann::json results;                // results.json
 };
+
+// The corruption evaluation that goes with a clean-and-attacks evaluation (an audit's, a job's final checkpoint's):
+// its results.json header, resume, log, stop and run key, written to `out_dir`. The corruptions, severities, data
+// folder and batch size are the caller's.
+CorruptionEvalOptions corruption_options_like(const EvalOptions& evaluation, const std::string& out_dir);
 
 // `indices`: the test images evaluated, in order. Throws on a bad name or severity before any work.
 CorruptionOutcome evaluate_corruptions(nn::Module& model, const data::Dataset& test,

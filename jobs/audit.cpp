@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <sstream>
 #include <stdexcept>
 
@@ -95,60 +96,50 @@ std::shared_ptr<nn::Module> load_model(const Args& a, const nn::Metadata& md, co
     return model;
 }
 
-int run(const Args& a, std::ostream& out) {
-    const float eps = parse_fraction("--eps", a.eps);
-    const float alpha = parse_fraction("--alpha", a.alpha);
-    if (a.batch_size < 1) throw std::invalid_argument("--batch-size: must be at least 1");
-    if (a.n == 0 || a.n < -1) throw std::invalid_argument("--n: must be positive (or omitted for the whole split)");
-
-    // Attacks first: a typo should fail before minutes of loading.
+// The attacks of --attacks ("clean" is always evaluated and not an attack), built before any loading so that a
+// typo fails at once.
+std::vector<std::unique_ptr<attacks::Attack>> audit_attacks(const Args& a, float eps, float alpha) {
     attacks::AttackOptions ao;
     ao.eps = eps;
     ao.alpha = alpha;
-    std::vector<std::unique_ptr<attacks::Attack>> attacks;
+    std::vector<std::unique_ptr<attacks::Attack>> list;
     for (const std::string& name : util::split_list(a.attacks)) {
-        if (name == "clean") continue;   // always evaluated
-        attacks.push_back(with_flag("--attacks", [&] { return attacks::make_attack(name, ao); }));
+        if (name == "clean") continue;
+        list.push_back(with_flag("--attacks", [&] { return attacks::make_attack(name, ao); }));
     }
-    const std::vector<std::string> corruptions = parse_corruption_list("--corruptions", a.corruptions);
-    const std::vector<int> severities = parse_severities("--corruption-severities", a.corruption_severities);
-    const Device device = with_flag("--device", [&] { return resolve_device(a.common.device, false); });
-    std::string why;
-    out << "device: " << device.str()
-        << (a.common.device == "auto" && device.is_cpu() && !cuda_available(&why) ? " (auto: no usable GPU: " + why + ")" : "")
-        << std::endl;
-    const nn::Metadata md = with_flag("--weights", [&] { return nn::read_metadata(a.weights); });
-    const data::DatasetInfo& info = with_flag("--dataset", [&]() -> const data::DatasetInfo& {
-        return data::dataset_info(a.dataset);
-    });
-    if (md.count("arch")) {  // the model's input geometry against the dataset's, before minutes of loading
+    return list;
+}
+
+// The model's input geometry against the dataset's, from the checkpoint's metadata alone (before minutes of
+// loading). Another dataset of the same shape (MNIST for a Fashion-MNIST model) is a transfer audit: allowed, and
+// said.
+void check_model_fits(const Args& a, const nn::Metadata& md, const data::DatasetInfo& info, std::ostream& out) {
+    if (md.count("arch")) {
         const nn::ModelSpec spec = with_flag("--weights", [&] { return nn::model_spec_from_metadata(md); });
         const std::string mismatch = nn::input_geometry_mismatch("the " + spec.arch + " model of " + a.weights,
-                                                                 spec.config, "the images of dataset " + info.name, info.channels,
-                                                                 info.height, info.width);
+                                                                 spec.config, "the images of dataset " + info.name,
+                                                                 info.channels, info.height, info.width);
         if (!mismatch.empty()) throw std::invalid_argument("--dataset: " + mismatch);
     }
-    // Another dataset of the same shape (MNIST for a Fashion-MNIST model) is a transfer audit: allowed, and said.
     if (md.count("dataset") && md.at("dataset") != info.name)
         out << "note: the model was trained on " << md.at("dataset") << "; this audit uses " << info.name << "\n";
-    const auto dataset = std::make_shared<data::Dataset>(
-        with_flag("--dataset", [&] { return data::load_dataset(a.dataset, a.split, a.common.data_dir); }));
-    with_flag("--classes", [&] { train::keep_job_classes("--classes", a.classes, a.dataset, a.common.data_dir, *dataset); });
-    auto model = with_flag("--weights", [&] { return load_model(a, md, info, static_cast<int>(dataset->num_classes())); });
-    model->to(device);
-    model->eval();
+}
 
-    const int64_t n = a.n < 0 ? dataset->size() : std::min<int64_t>(a.n, dataset->size());
-    const int64_t bs = a.batch_size;
+// The first n images of `dataset` in batches of bs, in order.
+BatchSource first_images(std::shared_ptr<const data::Dataset> dataset, int64_t n, int64_t bs, Device device) {
     BatchSource source;
     source.num_batches = (n + bs - 1) / bs;
     source.batch = [dataset, n, bs, device](int64_t b) {
         std::vector<int64_t> idx;
-        for (int64_t i = b * bs; i < std::min(n, (b + 1) * bs); ++i) idx.push_back(i);   // the first n samples
+        for (int64_t i = b * bs; i < std::min(n, (b + 1) * bs); ++i) idx.push_back(i);
         const data::Batch batch = data::make_batch(*dataset, idx, device);
         return EvalBatch{batch.images, batch.labels, batch.indices};
     };
+    return source;
+}
 
+EvalOptions audit_options(const Args& a, const nn::Metadata& md, const data::Dataset& dataset, int64_t n,
+                          Device device, std::ostream& out) {
     EvalOptions opt;
     opt.out_dir = a.common.out;
     opt.resume = a.common.resume;
@@ -161,18 +152,48 @@ int run(const Args& a, std::ostream& out) {
     opt.info.seed = a.common.seed;
     opt.info.command_line = a.common.command_line;
     opt.info.device = device.is_cuda() ? "cuda" : "cpu";
-    opt.info.classes = dataset->class_names;
-    opt.info.coarse_of = data::coarse_of_fine(*dataset);   // empty unless the set has superclasses (CIFAR-100)
-    if (!opt.info.coarse_of.empty()) opt.info.coarse_classes = dataset->coarse_class_names;
-    opt.run_key = {{"dataset", a.dataset}, {"split", a.split}, {"weights", a.weights}, {"n", n}, {"batch_size", bs}};
+    opt.info.classes = dataset.class_names;
+    opt.info.coarse_of = data::coarse_of_fine(dataset);   // empty unless the set has superclasses (CIFAR-100)
+    if (!opt.info.coarse_of.empty()) opt.info.coarse_classes = dataset.coarse_class_names;
+    opt.run_key = {{"dataset", a.dataset}, {"split", a.split}, {"weights", a.weights}, {"n", n}, {"batch_size", a.batch_size}};
     opt.info.arch = md.count("arch") ? md.at("arch") : a.arch;
     opt.info.method = md.count("method") ? md.at("method") : "unknown";
+    return opt;
+}
 
+int run(const Args& a, std::ostream& out) {
+    const float eps = parse_fraction("--eps", a.eps);
+    const float alpha = parse_fraction("--alpha", a.alpha);
+    if (a.batch_size < 1) throw std::invalid_argument("--batch-size: must be at least 1");
+    if (a.n == 0 || a.n < -1) throw std::invalid_argument("--n: must be positive (or omitted for the whole split)");
+    const std::vector<std::unique_ptr<attacks::Attack>> attacks = audit_attacks(a, eps, alpha);
+    const std::vector<std::string> corruptions = parse_corruption_list("--corruptions", a.corruptions);
+    const std::vector<int> severities = parse_severities("--corruption-severities", a.corruption_severities);
+    const Device device = with_flag("--device", [&] { return resolve_device(a.common.device, false); });
+    std::string why;
+    out << "device: " << device.str()
+        << (a.common.device == "auto" && device.is_cpu() && !cuda_available(&why) ? " (auto: no usable GPU: " + why + ")" : "")
+        << std::endl;
+    const nn::Metadata md = with_flag("--weights", [&] { return nn::read_metadata(a.weights); });
+    const data::DatasetInfo& info = with_flag("--dataset", [&]() -> const data::DatasetInfo& {
+        return data::dataset_info(a.dataset);
+    });
+    check_model_fits(a, md, info, out);
+    const auto dataset = std::make_shared<data::Dataset>(
+        with_flag("--dataset", [&] { return data::load_dataset(a.dataset, a.split, a.common.data_dir); }));
+    with_flag("--classes", [&] { train::keep_job_classes("--classes", a.classes, a.dataset, a.common.data_dir, *dataset); });
+    auto model = with_flag("--weights", [&] { return load_model(a, md, info, static_cast<int>(dataset->num_classes())); });
+    model->to(device);
+    model->eval();
+
+    const int64_t n = a.n < 0 ? dataset->size() : std::min<int64_t>(a.n, dataset->size());
+    const BatchSource source = first_images(dataset, n, a.batch_size, device);
+    const EvalOptions opt = audit_options(a, md, *dataset, n, device, out);
     out << "audit: " << a.weights << " (" << opt.info.arch << ") on " << a.dataset << "/" << a.split << ", " << n
         << " samples in " << source.num_batches << " batches, eps " << eps << " (" << eps * 255 << "/255)"
         << std::endl;
     std::vector<attacks::Attack*> list;
-    for (auto& at : attacks) {
+    for (const auto& at : attacks) {
         at->set_log(&out);   // start lines go with the progress lines
         list.push_back(at.get());
     }
@@ -180,19 +201,13 @@ int run(const Args& a, std::ostream& out) {
     if (const std::string memory = backend(device).memory_summary(); !memory.empty()) out << memory << std::endl;
     out << "wrote " << a.common.out << "/results.json and " << a.common.out << "/records.csv" << std::endl;
     if (!corruptions.empty()) {
-        CorruptionEvalOptions co;
-        co.info = opt.info;
+        CorruptionEvalOptions co = corruption_options_like(opt, a.common.out + "/corruptions");
         co.corruptions = corruptions;
         co.severities = severities;
         co.data_dir = a.common.data_dir;
-        co.batch_size = bs;
-        co.out_dir = a.common.out + "/corruptions";
-        co.resume = a.common.resume;
-        co.log = &out;
-        co.should_stop = opt.should_stop;
-        co.run_key = opt.run_key;
+        co.batch_size = a.batch_size;
         std::vector<int64_t> first_n(static_cast<size_t>(n));
-        for (int64_t i = 0; i < n; ++i) first_n[static_cast<size_t>(i)] = i;
+        std::iota(first_n.begin(), first_n.end(), 0);
         out << "common corruptions: " << corruptions.size() << " x " << severities.size() << " severities" << std::endl;
         evaluate_corruptions(*model, *dataset, first_n, co);
         out << "wrote " << co.out_dir << "/results.json and " << co.out_dir << "/records.csv" << std::endl;

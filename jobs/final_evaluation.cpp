@@ -61,17 +61,11 @@ eval::EvalOptions evaluation_options(const JobConfig& job, const JobImages& imag
 
 void evaluate_corruptions(nn::Module& model, const JobConfig& job, const FinalEvaluationPlan& plan,
                           const JobImages& images, const eval::EvalOptions& eo, std::ostream& out) {
-    eval::CorruptionEvalOptions co;
-    co.info = eo.info;
+    eval::CorruptionEvalOptions co = eval::corruption_options_like(eo, eo.out_dir + "_corruptions");
     co.corruptions = plan.corruptions;
     co.severities = plan.severities;
     co.data_dir = job.common.data_dir;
     co.batch_size = job.data.eval_batch_size;
-    co.out_dir = eo.out_dir + "_corruptions";
-    co.resume = job.common.resume;
-    co.log = &out;
-    co.run_key = eo.run_key;
-    co.should_stop = eo.should_stop;
     eval::evaluate_corruptions(model, *images.test, images.test_idx, co);
     out << "wrote " << co.out_dir << "/results.json\n";
 }
