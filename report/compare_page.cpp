@@ -1,9 +1,6 @@
 #include "report/compare_page.h"
 
-#include <algorithm>
-#include <cmath>
 #include <filesystem>
-#include <iomanip>
 #include <sstream>
 
 #include "util/atomic_file.h"
@@ -14,6 +11,7 @@
 #include "report/html.h"
 #include "report/run_figures.h"
 #include "report/summary.h"
+#include "report/table_values.h"
 #include "util/format.h"
 
 namespace cw::report {
@@ -21,25 +19,16 @@ namespace cw::report {
 namespace fs = std::filesystem;
 
 namespace {
-std::string two_decimals(double v) {
-    if (std::isnan(v)) return "–";
-    std::ostringstream os;
-    os << std::fixed << std::setprecision(2) << v;
-    return os.str();
-}
-}  // namespace
 
-std::string write_compare_page(const std::vector<RunData>& runs, const std::string& out_dir,
-                               const CompareOptions& options) {
-    const Comparison cmp = options.checkpoints.empty() ? compare_runs(runs, options.checkpoint, options.attack)
-                                                       : compare_runs(runs, options.checkpoints, options.attack);
+// The per-class accuracies a comparison ranks: the attack's, or the clean ones when there is no attack.
+const std::vector<double>& ranked_accuracy(const RunColumn& c, const std::string& attack) {
+    return attack.empty() ? c.clean.per_class_accuracy : c.robust.per_class_accuracy;
+}
+
+// Runs as columns: what each run is, then its average, worst class and spread, clean and under the attack.
+HtmlTable summary_table(const Comparison& cmp) {
     const std::vector<RunColumn>& cols = cmp.columns;
     const std::string& attack = cmp.attack;
-    const std::vector<std::string>& classes = cmp.classes;
-    const std::string attack_text =
-        attack.empty() ? "" : attack_description(*find_evaluation(cols[0].evaluation->results, attack));
-
-    // Methods as columns.
     HtmlTable t;
     t.caption = "Runs side by side (accuracies in %, spread in points)";
     t.header = {""};
@@ -59,7 +48,7 @@ std::string write_compare_page(const std::vector<RunData>& runs, const std::stri
     auto worst_cell = [&](const fairness::ClassMetrics& m) {
         return m.worst_class < 0 ? std::string("–")
                                  : util::percent(m.per_class_accuracy[m.worst_class]) + " (" +
-                                       html_escape(classes[m.worst_class]) + ")";
+                                       html_escape(cmp.classes[m.worst_class]) + ")";
     };
     row("method", [&](const RunColumn& c) { return field(c.evaluation->results, "method"); });
     row("dataset", [&](const RunColumn& c) { return field(c.evaluation->results, "dataset"); });
@@ -76,42 +65,47 @@ std::string write_compare_page(const std::vector<RunData>& runs, const std::stri
         row(attack + ": SD", [](const RunColumn& c) { return util::percent(c.robust.sd); });
         row(attack + ": mean of worst 10%", [](const RunColumn& c) { return util::percent(c.robust.worst10_accuracy); });
     }
+    return t;
+}
 
-    // Spearman between every two runs, on the robust per-class accuracies (clean when there is no attack).
-    const std::string ranked = attack.empty() ? "clean" : attack;
+// Spearman's ρ between every two runs' ranked accuracies.
+std::vector<std::vector<double>> spearman_matrix(const Comparison& cmp) {
+    const std::vector<RunColumn>& cols = cmp.columns;
     std::vector<std::vector<double>> rho(cols.size(), std::vector<double>(cols.size()));
+    for (size_t a = 0; a < cols.size(); ++a)
+        for (size_t b = 0; b < cols.size(); ++b)
+            rho[a][b] = fairness::spearman(ranked_accuracy(cols[a], cmp.attack), ranked_accuracy(cols[b], cmp.attack));
+    return rho;
+}
+
+HtmlTable spearman_table(const Comparison& cmp, const std::vector<std::vector<double>>& rho, const std::string& ranked) {
     HtmlTable sp;
     sp.caption = "Spearman rank correlation of per-class " + ranked + " accuracy between runs (1: the classes rank "
                  "the same way)";
     sp.header = {""};
-    for (const RunColumn& c : cols) sp.header.push_back(c.label);
-    for (size_t a = 0; a < cols.size(); ++a) {
-        std::vector<std::string> r = {html_escape(cols[a].label)}, cls = {""};
-        for (size_t b = 0; b < cols.size(); ++b) {
-            const auto& va = attack.empty() ? cols[a].clean.per_class_accuracy : cols[a].robust.per_class_accuracy;
-            const auto& vb = attack.empty() ? cols[b].clean.per_class_accuracy : cols[b].robust.per_class_accuracy;
-            rho[a][b] = fairness::spearman(va, vb);
-            r.push_back(two_decimals(rho[a][b]));
+    for (const RunColumn& c : cmp.columns) sp.header.push_back(c.label);
+    for (size_t a = 0; a < cmp.columns.size(); ++a) {
+        std::vector<std::string> r = {html_escape(cmp.columns[a].label)}, cls = {""};
+        for (size_t b = 0; b < cmp.columns.size(); ++b) {
+            r.push_back(fixed_or_dash(rho[a][b], 2));
             cls.push_back("num");
         }
         sp.rows.push_back(r);
         sp.classes.push_back(cls);
     }
+    return sp;
+}
 
-    std::ostringstream body;
-    body << "<h1>classwise: " << cols.size() << " runs compared</h1>\n<p>";
-    for (const RunColumn& c : cols) body << html_escape(c.label) << ": <code>" << html_escape(c.evaluation->file) << "</code><br>\n";
-    body << "</p>\n" << (attack.empty() ? "" : "<p>Robust columns: " + html_escape(attack_text) + ".</p>\n")
-         << html_table(t) << html_table(sp);
-
-    // Per class, runs as series.
+// Classes as rows, each run's clean / attacked accuracy; a run's worst class under the attack is marked.
+HtmlTable per_class_table(const Comparison& cmp) {
+    const std::string& attack = cmp.attack;
     HtmlTable pc;
     pc.caption = "Per class (%): clean / " + (attack.empty() ? std::string("–") : attack) + " accuracy of each run";
     pc.header = {"class"};
-    for (const RunColumn& c : cols) pc.header.push_back(c.label);
-    for (size_t k = 0; k < classes.size(); ++k) {
-        std::vector<std::string> r = {html_escape(classes[k])}, cls = {""};
-        for (const RunColumn& c : cols) {
+    for (const RunColumn& c : cmp.columns) pc.header.push_back(c.label);
+    for (size_t k = 0; k < cmp.classes.size(); ++k) {
+        std::vector<std::string> r = {html_escape(cmp.classes[k])}, cls = {""};
+        for (const RunColumn& c : cmp.columns) {
             r.push_back(util::percent(c.clean.per_class_accuracy[k]) +
                         (attack.empty() ? "" : " / " + util::percent(c.robust.per_class_accuracy[k])));
             cls.push_back(std::string("num") + (!attack.empty() && static_cast<int>(k) == c.robust.worst_class ? " worst" : ""));
@@ -119,32 +113,60 @@ std::string write_compare_page(const std::vector<RunData>& runs, const std::stri
         pc.rows.push_back(r);
         pc.classes.push_back(cls);
     }
-    body << html_table(pc);
+    return pc;
+}
 
-    if (options.figures) {
-        std::vector<Figure> figs;
-        auto bars = [&](const std::string& name, const std::string& which, bool robust) {
-            BarChart chart{name, "", which + " accuracy (%)", classes, {}, false, 105, -1, true};
-            for (const RunColumn& c : cols) {
-                std::vector<double> v = robust ? c.robust.per_class_accuracy : c.clean.per_class_accuracy;
-                for (double& x : v) x *= 100;
-                chart.series.push_back({c.label, v});
-            }
-            chart.caption = "Per-class " + which + " accuracy, one bar per run, grouped by class; dashed: each run's "
-                            "class mean.";
-            figs.push_back(bar_figure(chart));
-        };
-        if (!attack.empty()) bars("compare_robust", attack, true);
-        bars("compare_clean", "clean", false);
-        if (cols.size() > 1) {
-            std::vector<std::string> labels;
-            for (const RunColumn& c : cols) labels.push_back(c.label);
-            figs.push_back(heatmap_figure({"compare_spearman",
-                                           "Spearman's rho of the per-class " + ranked + " accuracies between runs.",
-                                           "run", "run", "Spearman's rho", labels, labels, rho, -1, 1, true, "%.2f"}));
+// Grouped bars per class (attacked, then clean) and, with two runs or more, the ρ heatmap.
+std::vector<Figure> compare_figures(const Comparison& cmp, const std::vector<std::vector<double>>& rho,
+                                    const std::string& ranked) {
+    std::vector<Figure> figs;
+    auto bars = [&](const std::string& name, const std::string& which, bool robust) {
+        BarChart chart{name, "", which + " accuracy (%)", cmp.classes, {}, false, 105, -1, true};
+        for (const RunColumn& c : cmp.columns) {
+            std::vector<double> v = robust ? c.robust.per_class_accuracy : c.clean.per_class_accuracy;
+            for (double& x : v) x *= 100;
+            chart.series.push_back({c.label, v});
         }
-        for (const Figure& f : figs) body << html_figure(render(f, (fs::path(out_dir) / "figures").string()), out_dir);
+        chart.caption = "Per-class " + which + " accuracy, one bar per run, grouped by class; dashed: each run's "
+                        "class mean.";
+        figs.push_back(bar_figure(chart));
+    };
+    if (!cmp.attack.empty()) bars("compare_robust", cmp.attack, true);
+    bars("compare_clean", "clean", false);
+    if (cmp.columns.size() > 1) {
+        std::vector<std::string> labels;
+        for (const RunColumn& c : cmp.columns) labels.push_back(c.label);
+        figs.push_back(heatmap_figure({"compare_spearman",
+                                       "Spearman's rho of the per-class " + ranked + " accuracies between runs.",
+                                       "run", "run", "Spearman's rho", labels, labels, rho, -1, 1, true, "%.2f"}));
     }
+    return figs;
+}
+
+}  // namespace
+
+std::string write_compare_page(const std::vector<RunData>& runs, const std::string& out_dir,
+                               const CompareOptions& options) {
+    const Comparison cmp = options.checkpoints.empty() ? compare_runs(runs, options.checkpoint, options.attack)
+                                                       : compare_runs(runs, options.checkpoints, options.attack);
+    const std::string& attack = cmp.attack;
+    const std::string ranked = attack.empty() ? "clean" : attack;
+    const std::vector<std::vector<double>> rho = spearman_matrix(cmp);
+
+    std::ostringstream body;
+    body << "<h1>classwise: " << cmp.columns.size() << " runs compared</h1>\n<p>";
+    for (const RunColumn& c : cmp.columns)
+        body << html_escape(c.label) << ": <code>" << html_escape(c.evaluation->file) << "</code><br>\n";
+    body << "</p>\n";
+    if (!attack.empty())
+        body << "<p>Robust columns: "
+             << html_escape(attack_description(*find_evaluation(cmp.columns[0].evaluation->results, attack)))
+             << ".</p>\n";
+    body << html_table(summary_table(cmp)) << html_table(spearman_table(cmp, rho, ranked))
+         << html_table(per_class_table(cmp));
+    if (options.figures)
+        for (const Figure& f : compare_figures(cmp, rho, ranked))
+            body << html_figure(render(f, (fs::path(out_dir) / "figures").string()), out_dir);
     const std::string page = (fs::path(out_dir) / "compare.html").string();
     util::write_file_atomic(page, html_page("classwise: runs compared", body.str()));
     return page;
