@@ -183,6 +183,45 @@ FeatureSetSummary summary_of(const Part& all) {
     return s;
 }
 
+// Images lo..hi-1 of `indices`: each target's features matched from its start image (start[i] indexes `indices`),
+// with the losses before, after, and after rounding to 256 levels.
+Part build_part(nn::Classifier& model, const data::Dataset& data, const std::vector<int64_t>& indices,
+                const std::vector<int64_t>& start, int64_t lo, int64_t hi, Device device, const FeatureSetOptions& o) {
+    Part p;
+    std::vector<int64_t> target_idx, start_idx;
+    for (int64_t i = lo; i < hi; ++i) {
+        target_idx.push_back(indices[static_cast<size_t>(i)]);
+        start_idx.push_back(indices[static_cast<size_t>(start[static_cast<size_t>(i)])]);
+    }
+    const data::Batch targets = data::make_batch(data, target_idx, device);
+    const data::Batch starts = data::make_batch(data, start_idx, device);
+    FeatureMatch m = match_features(model, targets.images, starts.images, o.steps, o.step_size);
+    p.images = m.images.to_vector();
+    // The loss once the images are rounded to 256 levels, as a training set holds them (datasets/dataset.h).
+    std::vector<float> rounded(p.images.size());
+    for (size_t j = 0; j < rounded.size(); ++j) rounded[j] = std::round(p.images[j] * 255.f) / 255.f;
+    {
+        NoGradGuard no_grad;
+        attacks::ModeScope eval_mode(model, attacks::ModelMode::Eval);
+        const Tensor xr = Tensor::from_vector(rounded, targets.images.shape(), device);
+        p.final_loss_u8 = row_distance(model.features(xr), model.features(targets.images)).to_vector();
+    }
+    p.labels = targets.labels.to_int_vector();
+    p.start_index = start_idx;
+    p.start_loss = m.start_loss;
+    p.final_loss = m.final_loss;
+    return p;
+}
+
+void append(Part& all, const Part& p) {
+    all.images.insert(all.images.end(), p.images.begin(), p.images.end());
+    all.labels.insert(all.labels.end(), p.labels.begin(), p.labels.end());
+    all.start_index.insert(all.start_index.end(), p.start_index.begin(), p.start_index.end());
+    all.start_loss.insert(all.start_loss.end(), p.start_loss.begin(), p.start_loss.end());
+    all.final_loss.insert(all.final_loss.end(), p.final_loss.begin(), p.final_loss.end());
+    all.final_loss_u8.insert(all.final_loss_u8.end(), p.final_loss_u8.begin(), p.final_loss_u8.end());
+}
+
 }  // namespace
 
 FeatureSetSummary build_feature_dataset(nn::Classifier& model, const data::Dataset& data,
@@ -225,28 +264,7 @@ FeatureSetSummary build_feature_dataset(nn::Classifier& model, const data::Datas
             p = read_part(st::read_file(file.string()));
             kept += hi - lo;
         } else {
-            std::vector<int64_t> target_idx, start_idx;
-            for (int64_t i = lo; i < hi; ++i) {
-                target_idx.push_back(indices[static_cast<size_t>(i)]);
-                start_idx.push_back(indices[static_cast<size_t>(start[static_cast<size_t>(i)])]);
-            }
-            const data::Batch targets = data::make_batch(data, target_idx, device);
-            const data::Batch starts = data::make_batch(data, start_idx, device);
-            FeatureMatch m = match_features(model, targets.images, starts.images, o.steps, o.step_size);
-            p.images = m.images.to_vector();
-            // The loss once the images are rounded to 256 levels, as a training set holds them (jobs/job.h).
-            std::vector<float> rounded(p.images.size());
-            for (size_t j = 0; j < rounded.size(); ++j) rounded[j] = std::round(p.images[j] * 255.f) / 255.f;
-            {
-                NoGradGuard no_grad;
-                attacks::ModeScope eval_mode(model, attacks::ModelMode::Eval);
-                const Tensor xr = Tensor::from_vector(rounded, targets.images.shape(), device);
-                p.final_loss_u8 = row_distance(model.features(xr), model.features(targets.images)).to_vector();
-            }
-            p.labels = targets.labels.to_int_vector();
-            p.start_index = start_idx;
-            p.start_loss = m.start_loss;
-            p.final_loss = m.final_loss;
+            p = build_part(model, data, indices, start, lo, hi, device, o);
             std::vector<int64_t> shape = image_shape;
             shape.insert(shape.begin(), hi - lo);
             st::write_file(file.string(), part_file(p, shape, key));   // atomic
@@ -256,19 +274,14 @@ FeatureSetSummary build_feature_dataset(nn::Classifier& model, const data::Datas
                 const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                 const double eta = secs / static_cast<double>(built) * static_cast<double>(N - hi);
                 *log << "feature set: batch " << k + 1 << "/" << num_batches << ", images " << hi << "/" << N
-                     << ", feature loss " << num(mean_of(m.start_loss)) << " -> " << num(mean_of(m.final_loss)) << ", "
+                     << ", feature loss " << num(mean_of(p.start_loss)) << " -> " << num(mean_of(p.final_loss)) << ", "
                      << util::duration_clock(secs) << " elapsed, ETA " << util::duration_clock(eta) << "\n" << std::flush;
             }
         }
         if (static_cast<int64_t>(p.labels.size()) != hi - lo || static_cast<int64_t>(p.images.size()) != (hi - lo) * D)
             throw std::runtime_error(file.string() + ": holds " + std::to_string(p.labels.size()) + " images, expected " +
                                      std::to_string(hi - lo));
-        all.images.insert(all.images.end(), p.images.begin(), p.images.end());
-        all.labels.insert(all.labels.end(), p.labels.begin(), p.labels.end());
-        all.start_index.insert(all.start_index.end(), p.start_index.begin(), p.start_index.end());
-        all.start_loss.insert(all.start_loss.end(), p.start_loss.begin(), p.start_loss.end());
-        all.final_loss.insert(all.final_loss.end(), p.final_loss.begin(), p.final_loss.end());
-        all.final_loss_u8.insert(all.final_loss_u8.end(), p.final_loss_u8.begin(), p.final_loss_u8.end());
+        append(all, p);
         const bool hook = o.stop_after_parts > 0 && built_batches >= o.stop_after_parts;
         if (k + 1 < num_batches && (train::stop_requested() || hook)) {
             FeatureSetSummary s;
