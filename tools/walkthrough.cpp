@@ -104,6 +104,93 @@ std::string shapes(const std::vector<Shape>& s) {
     return out;
 }
 
+// TRADES' SmallCNN starts with the last layer at zero: every logit is 0, the loss is ln 10 and no gradient reaches the
+// input or the earlier layers. A short natural warm-up on the images after the step's gives the attack something to
+// climb.
+void warm_up(nn::Module& model, const data::Dataset& train_set, const Config& c, Device device, std::ostream& out) {
+    nn::SgdOptions wo;
+    wo.lr = c.warmup_lr;
+    wo.weight_decay = 0.f;
+    nn::SGD warm(model.parameters(), wo);
+    double first = 0, last = 0;
+    for (int64_t s = 0; s < c.warmup_steps; ++s) {
+        const data::Batch b = data::make_batch(train_set, range(c.images + s * c.warmup_batch, c.warmup_batch), device);
+        warm.zero_grad();
+        const Tensor loss = batch_loss(model, b.images, b.labels);
+        loss.backward();
+        warm.step();
+        last = loss.item();
+        if (s == 0) first = last;
+    }
+    out << "warm-up: " << c.warmup_steps << " natural SGD steps of " << c.warmup_batch << " images (lr " << c.warmup_lr
+        << ", momentum 0.9): batch loss " << fmt("%.4f", first) << " at the first, " << fmt("%.4f", last) << " at the last\n";
+}
+
+// Step 1: PGD in train mode, as PGD-AT runs it; the table shows which predictions it flipped.
+Tensor craft_adversarial(nn::Module& model, const data::Dataset& train_set, const data::Batch& batch, const Config& c,
+                         Rng& attack_rng, std::ostream& out) {
+    out << "\n1. PGD crafts x_adv, the images PGD-AT trains on (in train mode, as PGD-AT does)\n";
+    attacks::PgdConfig pc;
+    pc.eps = c.eps;
+    pc.alpha = 2.5f * c.eps / static_cast<float>(c.attack_steps);   // train's default step
+    pc.steps = c.attack_steps;
+    pc.mode = attacks::ModelMode::Train;
+    attacks::Pgd pgd(pc);
+    const Tensor x_adv = pgd.run(model, batch.images, batch.labels, attack_rng).x_adv;
+    double max_delta = 0;
+    {
+        const std::vector<float> a = x_adv.to_vector(), x = batch.images.to_vector();
+        for (size_t i = 0; i < a.size(); ++i) max_delta = std::max(max_delta, static_cast<double>(std::abs(a[i] - x[i])));
+    }
+    out << "  max |x_adv - x| = " << fmt("%.4f", max_delta) << " (eps " << c.eps << ")\n";
+    const std::vector<int32_t> labels = batch.labels.to_int_vector();
+    const auto pred_clean = predictions(model, batch.images), pred_adv = predictions(model, x_adv);
+    std::vector<std::vector<std::string>> rows{{"image", "label", "predicted on x", "predicted on x_adv"}};
+    for (size_t i = 0; i < labels.size(); ++i)
+        rows.push_back({std::to_string(i), train_set.class_names[labels[i]], train_set.class_names[pred_clean[i]],
+                        train_set.class_names[pred_adv[i]]});
+    print_table(rows, out);
+    out << "  loss (eval mode): " << fmt("%.4f", eval_loss(model, batch.images, batch.labels)) << " on x, "
+        << fmt("%.4f", eval_loss(model, x_adv, batch.labels)) << " on x_adv\n";
+    return x_adv;
+}
+
+// Step 2: the ops the training loss recorded, with their shapes.
+void print_tape(const TapeRecorder& tape, double loss, std::ostream& out) {
+    out << "\n2. the tape: every op the PGD-AT loss sum_i CE(f(x_adv_i), y_i)/B recorded, in order (train mode, "
+           "dropout on): L = "
+        << fmt("%.4f", loss) << "\n";
+    std::vector<std::vector<std::string>> rows{{"#", "op", "inputs", "output"}};
+    for (size_t i = 0; i < tape.entries().size(); ++i) {
+        const auto& e = tape.entries()[i];
+        rows.push_back({std::to_string(i), e.op, shapes(e.input_shapes), shape_str(e.output_shape)});
+    }
+    print_table(rows, out);
+}
+
+// Step 3: after backward, the gradient norms that reached each op and those it passed on.
+void print_backward(const TapeRecorder& tape, std::ostream& out) {
+    out << "\n3. backward (it runs from the last op to the first; listed in tape order): |dL/d output| reaching each op "
+           "and the |dL/d input| it passed on, per input ('-': that input needs no gradient)\n";
+    std::vector<std::vector<std::string>> rows{{"#", "op", "|dL/d output|", "|dL/d inputs|"}};
+    for (size_t i = 0; i < tape.entries().size(); ++i) {
+        const auto& e = tape.entries()[i];
+        std::string ins;
+        for (double n : e.grad_in_norms) ins += (ins.empty() ? "" : " ") + (n < 0 ? std::string("-") : fmt("%.4g", n));
+        rows.push_back({std::to_string(i), e.op, e.grad_out_norm < 0 ? "-" : fmt("%.4g", e.grad_out_norm), ins});
+    }
+    print_table(rows, out);
+}
+
+// Step 4: each parameter's gradient norm.
+void print_parameter_gradients(nn::Module& model, std::ostream& out) {
+    out << "\n4. the parameters' gradients (the same norms as the weight and bias inputs above)\n";
+    std::vector<std::vector<std::string>> rows{{"parameter", "shape", "|dL/d parameter|"}};
+    for (const auto& p : model.named_parameters())
+        rows.push_back({p.name, shape_str(p.tensor->shape()), fmt("%.4g", tensor_l2_norm(p.tensor->grad()))});
+    print_table(rows, out);
+}
+
 int run(const Config& c, const cli::CommonFlags& common, std::ostream& out) {
     if (c.images < 1 || c.warmup_batch < 1 || c.warmup_steps < 0 || c.attack_steps < 1)
         throw std::invalid_argument("--images, --warmup-batch and --attack-steps must be >= 1, --warmup-steps >= 0");
@@ -133,87 +220,20 @@ int run(const Config& c, const cli::CommonFlags& common, std::ostream& out) {
     so.momentum = 0.f;        // plain θ ← θ − lr·g, so the step below is exactly one gradient step
     so.weight_decay = 0.f;
     nn::SGD sgd(model->parameters(), so);
-
-    // TRADES' SmallCNN starts with the last layer at zero: every logit is 0, the loss is ln 10 and no gradient reaches
-    // the input or the earlier layers. A short natural warm-up gives the attack something to climb.
-    if (c.warmup_steps) {
-        nn::SgdOptions wo;
-        wo.lr = c.warmup_lr;
-        wo.weight_decay = 0.f;
-        nn::SGD warm(model->parameters(), wo);
-        double first = 0, last = 0;
-        for (int64_t s = 0; s < c.warmup_steps; ++s) {
-            const data::Batch b = data::make_batch(train_set, range(c.images + s * c.warmup_batch, c.warmup_batch), device);
-            warm.zero_grad();
-            const Tensor loss = batch_loss(*model, b.images, b.labels);
-            loss.backward();
-            warm.step();
-            last = loss.item();
-            if (s == 0) first = last;
-        }
-        out << "warm-up: " << c.warmup_steps << " natural SGD steps of " << c.warmup_batch << " images (lr " << c.warmup_lr
-            << ", momentum 0.9): batch loss " << fmt("%.4f", first) << " at the first, " << fmt("%.4f", last) << " at the last\n";
-    }
+    if (c.warmup_steps) warm_up(*model, train_set, c, device, out);
 
     const data::Batch batch = data::make_batch(train_set, range(0, c.images), device);
-    const std::vector<int32_t> labels = batch.labels.to_int_vector();
-
-    out << "\n1. PGD crafts x_adv, the images PGD-AT trains on (in train mode, as PGD-AT does)\n";
-    attacks::PgdConfig pc;
-    pc.eps = c.eps;
-    pc.alpha = 2.5f * c.eps / static_cast<float>(c.attack_steps);   // train's default step
-    pc.steps = c.attack_steps;
-    pc.mode = attacks::ModelMode::Train;
-    attacks::Pgd pgd(pc);
-    const Tensor x_adv = pgd.run(*model, batch.images, batch.labels, attack_rng).x_adv;
-    double max_delta = 0;
-    {
-        const std::vector<float> a = x_adv.to_vector(), x = batch.images.to_vector();
-        for (size_t i = 0; i < a.size(); ++i) max_delta = std::max(max_delta, static_cast<double>(std::abs(a[i] - x[i])));
-    }
-    out << "  max |x_adv - x| = " << fmt("%.4f", max_delta) << " (eps " << c.eps << ")\n";
-    const auto pred_clean = predictions(*model, batch.images), pred_adv = predictions(*model, x_adv);
-    std::vector<std::vector<std::string>> rows{{"image", "label", "predicted on x", "predicted on x_adv"}};
-    for (size_t i = 0; i < labels.size(); ++i)
-        rows.push_back({std::to_string(i), train_set.class_names[labels[i]], train_set.class_names[pred_clean[i]],
-                        train_set.class_names[pred_adv[i]]});
-    print_table(rows, out);
-    out << "  loss (eval mode): " << fmt("%.4f", eval_loss(*model, batch.images, batch.labels)) << " on x, "
-        << fmt("%.4f", eval_loss(*model, x_adv, batch.labels)) << " on x_adv\n";
+    const Tensor x_adv = craft_adversarial(*model, train_set, batch, c, attack_rng, out);
 
     // Only the training forward is recorded: the recorder is created after the attack, whose own gradient passes
     // (input gradients only) would otherwise fill the listing.
     TapeRecorder tape;
     sgd.zero_grad();
     const Tensor loss = batch_loss(*model, x_adv, batch.labels);
-    const double loss_before = loss.item();
-    out << "\n2. the tape: every op the PGD-AT loss sum_i CE(f(x_adv_i), y_i)/B recorded, in order (train mode, "
-           "dropout on): L = "
-        << fmt("%.4f", loss_before) << "\n";
-    rows = {{"#", "op", "inputs", "output"}};
-    for (size_t i = 0; i < tape.entries().size(); ++i) {
-        const auto& e = tape.entries()[i];
-        rows.push_back({std::to_string(i), e.op, shapes(e.input_shapes), shape_str(e.output_shape)});
-    }
-    print_table(rows, out);
-
+    print_tape(tape, loss.item(), out);
     loss.backward();
-    out << "\n3. backward (it runs from the last op to the first; listed in tape order): |dL/d output| reaching each op "
-           "and the |dL/d input| it passed on, per input ('-': that input needs no gradient)\n";
-    rows = {{"#", "op", "|dL/d output|", "|dL/d inputs|"}};
-    for (size_t i = 0; i < tape.entries().size(); ++i) {
-        const auto& e = tape.entries()[i];
-        std::string ins;
-        for (double n : e.grad_in_norms) ins += (ins.empty() ? "" : " ") + (n < 0 ? std::string("-") : fmt("%.4g", n));
-        rows.push_back({std::to_string(i), e.op, e.grad_out_norm < 0 ? "-" : fmt("%.4g", e.grad_out_norm), ins});
-    }
-    print_table(rows, out);
-
-    out << "\n4. the parameters' gradients (the same norms as the weight and bias inputs above)\n";
-    rows = {{"parameter", "shape", "|dL/d parameter|"}};
-    for (const auto& p : model->named_parameters())
-        rows.push_back({p.name, shape_str(p.tensor->shape()), fmt("%.4g", tensor_l2_norm(p.tensor->grad()))});
-    print_table(rows, out);
+    print_backward(tape, out);
+    print_parameter_gradients(*model, out);
 
     const double before = eval_loss(*model, x_adv, batch.labels);
     sgd.step();
