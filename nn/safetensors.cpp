@@ -232,70 +232,58 @@ static std::map<std::string, std::string> metadata_of(const json& val, const std
     return out;
 }
 
-File parse(const uint8_t* data, size_t size, const std::string& src) {
-    if (size < 8)
-        fail(src, "file is " + std::to_string(size) +
-                      " bytes, shorter than the 8-byte header length (truncated or not a safetensors file)");
-    const uint64_t n = load_le(data, 8);
-    check_header_length(n, size, src);
-    const uint8_t* hdr = data + 8;
-    if (n == 0 || hdr[0] != '{') fail(src, "header does not start with '{' (not a safetensors file)");
-    const json header = parse_header_json(hdr, n, src);
+namespace {
 
-    const uint8_t* buffer = hdr + n;
-    const uint64_t buffer_size = size - 8 - n;
+// Where one tensor's bytes lie in the data buffer; `name` points into the File's map.
+struct Span {
+    uint64_t begin, end;
+    const std::string* name;
+};
 
-    struct Span {
-        uint64_t begin, end;
-        const std::string* name;
-    };
-    std::vector<Span> spans;
-    File file;
-    for (const auto& [key, val] : header.items()) {
-        if (key == "__metadata__") {
-            file.metadata = metadata_of(val, src);
-            continue;
-        }
-        const std::string ctx = src + ": tensor " + quote(key);
-        if (!val.is_object()) fail(ctx, "entry is not a JSON object");
-        if (val.size() != 3 || !val.contains("dtype") || !val.contains("shape") || !val.contains("data_offsets"))
-            fail(ctx, "entry must have exactly the keys dtype, shape, data_offsets");
+// One header entry, {"dtype", "shape", "data_offsets"}, checked against itself and the buffer's size; `begin` and
+// `end` get its byte range.
+TensorRecord tensor_entry(const std::string& key, const json& val, uint64_t buffer_size, const std::string& src,
+                          uint64_t& begin, uint64_t& end) {
+    const std::string ctx = src + ": tensor " + quote(key);
+    if (!val.is_object()) fail(ctx, "entry is not a JSON object");
+    if (val.size() != 3 || !val.contains("dtype") || !val.contains("shape") || !val.contains("data_offsets"))
+        fail(ctx, "entry must have exactly the keys dtype, shape, data_offsets");
 
-        TensorRecord rec;
-        const json& dt = val["dtype"];
-        if (!dt.is_string()) fail(ctx, "dtype is not a string");
-        rec.dtype = parse_dtype(dt.get<std::string>(), ctx);
+    TensorRecord rec;
+    const json& dt = val["dtype"];
+    if (!dt.is_string()) fail(ctx, "dtype is not a string");
+    rec.dtype = parse_dtype(dt.get<std::string>(), ctx);
 
-        const json& shape = val["shape"];
-        if (!shape.is_array()) fail(ctx, "shape is not an array");
-        for (const json& d : shape) {
-            const uint64_t dim = get_count(d, ctx, "shape");
-            if (dim > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-                fail(ctx, "shape dimension " + std::to_string(dim) + " is too large");
-            rec.shape.push_back(static_cast<int64_t>(dim));
-        }
-        const uint64_t nbytes = byte_count(rec, ctx);
-
-        const json& off = val["data_offsets"];
-        if (!off.is_array() || off.size() != 2) fail(ctx, "data_offsets is not an array of two integers");
-        const uint64_t begin = get_count(off[0], ctx, "data_offsets");
-        const uint64_t end = get_count(off[1], ctx, "data_offsets");
-        const std::string range = "[" + std::to_string(begin) + "," + std::to_string(end) + "]";
-        if (begin > end) fail(ctx, "data_offsets " + range + " begin after end");
-        if (end > buffer_size)
-            fail(ctx, "data_offsets " + range + " lie outside the " + std::to_string(buffer_size) +
-                          "-byte data buffer (truncated file?)");
-        if (end - begin != nbytes)
-            fail(ctx, "data_offsets " + range + " span " + std::to_string(end - begin) + " bytes but " +
-                          dtype_name(rec.dtype) + " shape " + printable(shape.dump(), 60) + " needs " +
-                          std::to_string(nbytes));
-
-        auto it = file.tensors.emplace(key, std::move(rec)).first;
-        spans.push_back({begin, end, &it->first});
+    const json& shape = val["shape"];
+    if (!shape.is_array()) fail(ctx, "shape is not an array");
+    for (const json& d : shape) {
+        const uint64_t dim = get_count(d, ctx, "shape");
+        if (dim > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+            fail(ctx, "shape dimension " + std::to_string(dim) + " is too large");
+        rec.shape.push_back(static_cast<int64_t>(dim));
     }
+    const uint64_t nbytes = byte_count(rec, ctx);
 
-    // Checked before copying any data: overlapping entries could otherwise make us copy the same bytes many
-    // times over. Zero-byte tensors sort before a tensor starting at the same offset and tile trivially.
+    const json& off = val["data_offsets"];
+    if (!off.is_array() || off.size() != 2) fail(ctx, "data_offsets is not an array of two integers");
+    begin = get_count(off[0], ctx, "data_offsets");
+    end = get_count(off[1], ctx, "data_offsets");
+    const std::string range = "[" + std::to_string(begin) + "," + std::to_string(end) + "]";
+    if (begin > end) fail(ctx, "data_offsets " + range + " begin after end");
+    if (end > buffer_size)
+        fail(ctx, "data_offsets " + range + " lie outside the " + std::to_string(buffer_size) +
+                      "-byte data buffer (truncated file?)");
+    if (end - begin != nbytes)
+        fail(ctx, "data_offsets " + range + " span " + std::to_string(end - begin) + " bytes but " +
+                      dtype_name(rec.dtype) + " shape " + printable(shape.dump(), 60) + " needs " +
+                      std::to_string(nbytes));
+    return rec;
+}
+
+// The tensors must tile the data buffer exactly: no overlap, no gap, nothing after the last. Checked before copying
+// any data: overlapping entries could otherwise make us copy the same bytes many times over. Zero-byte tensors sort
+// before a tensor starting at the same offset and tile trivially. Sorts `spans`.
+void check_tiling(std::vector<Span>& spans, uint64_t buffer_size, const std::string& src) {
     std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
         return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
     });
@@ -314,7 +302,35 @@ File parse(const uint8_t* data, size_t size, const std::string& src) {
     if (pos != buffer_size)
         fail(src, "data buffer is " + std::to_string(buffer_size) + " bytes but tensors cover only " +
                       std::to_string(pos) + " (trailing bytes after the last tensor)");
+}
 
+}  // namespace
+
+File parse(const uint8_t* data, size_t size, const std::string& src) {
+    if (size < 8)
+        fail(src, "file is " + std::to_string(size) +
+                      " bytes, shorter than the 8-byte header length (truncated or not a safetensors file)");
+    const uint64_t n = load_le(data, 8);
+    check_header_length(n, size, src);
+    const uint8_t* hdr = data + 8;
+    if (n == 0 || hdr[0] != '{') fail(src, "header does not start with '{' (not a safetensors file)");
+    const json header = parse_header_json(hdr, n, src);
+
+    const uint8_t* buffer = hdr + n;
+    const uint64_t buffer_size = size - 8 - n;
+    std::vector<Span> spans;
+    File file;
+    for (const auto& [key, val] : header.items()) {
+        if (key == "__metadata__") {
+            file.metadata = metadata_of(val, src);
+            continue;
+        }
+        uint64_t begin = 0, end = 0;
+        TensorRecord rec = tensor_entry(key, val, buffer_size, src, begin, end);
+        auto it = file.tensors.emplace(key, std::move(rec)).first;
+        spans.push_back({begin, end, &it->first});
+    }
+    check_tiling(spans, buffer_size, src);
     for (const Span& s : spans) file.tensors[*s.name].bytes.assign(buffer + s.begin, buffer + s.end);
     return file;
 }
