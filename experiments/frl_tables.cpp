@@ -30,6 +30,84 @@
 
 namespace fs = std::filesystem;
 
+namespace {
+
+using namespace cw;
+
+// How the FRL arms fine-tune (docs/protocols/frl.md §3): epochs and rate from the hot start, ÷10 at epochs 40 and 80.
+struct FineTune {
+    int64_t epochs;
+    double lr;
+    std::string hot_start;   // empty: the pgd_at arm's best_robust checkpoint of the same seed
+};
+
+// The arms, in --methods order: trades becomes one arm per β; each frl_* arm fine-tunes the hot start.
+std::vector<study::Arm> frl_arms(const train::JobConfig& base, const std::string& methods,
+                                 const std::string& trades_betas, const FineTune& fine) {
+    std::vector<study::Arm> arms;
+    const std::vector<std::string> listed = util::split_list(methods);
+    const bool has_pgd_at = std::find(listed.begin(), listed.end(), "pgd_at") != listed.end();
+    for (const study::Arm& a : study::arms_for_methods("--methods", methods, base)) {
+        if (a.name == "trades") {
+            for (const std::string& b : util::split_list(trades_betas)) {
+                study::Arm t = study::arm("trades_beta" + b, base, "trades");
+                t.job.method_options.beta = util::positive_number("--trades-betas", b);
+                arms.push_back(t);
+            }
+            continue;
+        }
+        study::Arm arm = a;
+        if (a.name.rfind("frl_", 0) == 0) {
+            if (fine.hot_start.empty() && !has_pgd_at)
+                throw std::invalid_argument("--methods: the FRL arms fine-tune PGD-AT's best_robust checkpoint: keep "
+                                            "pgd_at in --methods or give --hot-start FILE");
+            if (fine.hot_start.empty()) {   // the pgd_at arm of the same seed (study/jobs.h: a dependency)
+                arm.init_arm = "pgd_at";
+                arm.init_file = "best_robust.safetensors";
+            } else {
+                arm.job.init = fine.hot_start;
+            }
+            arm.job.common.epochs = fine.epochs;
+            arm.job.trainer.recipe.lr = fine.lr;
+            arm.job.trainer.recipe.schedule = "multistep";
+            arm.job.trainer.recipe.milestones = {40, 80};
+            arm.job.trainer.recipe.gamma = 0.1;
+        }
+        arms.push_back(arm);
+    }
+    return arms;
+}
+
+// Table 1 from the arms' last models, Figure 3 from the FRL arms' histories: <out>/frl_table.md, max_violation.csv.
+void write_table1_and_figure3(const study::Study& s, const std::string& out_dir) {
+    std::vector<protocols::ErrorRow> rows;
+    std::vector<std::string> classes;
+    std::vector<protocols::RunViolations> violations;
+    std::string figure3;
+    for (const study::Arm& a : s.arms) {
+        const std::string dir = (fs::path(out_dir) / a.name).string();
+        const std::string file = dir + "/eval_last/results.json";
+        const nlohmann::json r = report::load_results_json(file);
+        classes = r.at("classes").get<std::vector<std::string>>();
+        rows.push_back(protocols::error_row(a.name, r, "pgd20", file));
+        if (a.job.method.rfind("frl_", 0) != 0) continue;
+        violations.push_back({a.name, protocols::read_max_violations(dir)});
+        figure3 += "### " + a.name + "\n\n" + protocols::max_violations_markdown(violations.back(), classes) + "\n";
+    }
+    const std::string md = "# " + s.title + "\n\nLast checkpoints; errors in % (std = clean, bdy = boundary = "
+                           "clean accuracy − PGD-20 accuracy, rob = PGD-20); avg over samples, worst over classes."
+                           "\n\n## Table 1\n\n" + protocols::error_table_markdown(rows, classes) +
+                           "\n## Figure 3: largest constraint violation per epoch (measured on the validation split "
+                           "at the start of the epoch; ≤ 0: every class meets it)\n\n" + figure3;
+    const fs::path out(out_dir);
+    util::write_file_atomic((out / "frl_table.md").string(), md);
+    util::write_file_atomic((out / "max_violation.csv").string(), protocols::max_violations_csv(violations, classes));
+    std::cout << "\n" << md << "wrote " << (out / "frl_table.md").string() << " and "
+              << (out / "max_violation.csv").string() << "\n";
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     using namespace cw;
     const std::string dataset = protocols::peek_flag(argc, argv, "--dataset", "cifar10");
@@ -103,63 +181,9 @@ int main(int argc, char** argv) {
                   (base.arch.empty() ? train::default_arch(dataset) : base.arch) +
                   ": PGD-AT, TRADES and FRL per class (Xu et al. §5)";
         s.attack = "pgd20";
-        const std::vector<std::string> listed = util::split_list(methods);
-        const bool has_pgd_at = std::find(listed.begin(), listed.end(), "pgd_at") != listed.end();
-        for (const study::Arm& a : study::arms_for_methods("--methods", methods, base)) {
-            if (a.name == "trades") {
-                for (const std::string& b : util::split_list(trades_betas)) {
-                    study::Arm t = study::arm("trades_beta" + b, base, "trades");
-                    t.job.method_options.beta = util::positive_number("--trades-betas", b);
-                    s.arms.push_back(t);
-                }
-                continue;
-            }
-            study::Arm arm = a;
-            if (a.name.rfind("frl_", 0) == 0) {
-                if (hot_start.empty() && !has_pgd_at)
-                    throw std::invalid_argument("--methods: the FRL arms fine-tune PGD-AT's best_robust checkpoint: keep "
-                                                "pgd_at in --methods or give --hot-start FILE");
-                if (hot_start.empty()) {   // the pgd_at arm of the same seed (study/jobs.h: a dependency)
-                    arm.init_arm = "pgd_at";
-                    arm.init_file = "best_robust.safetensors";
-                } else {
-                    arm.job.init = hot_start;
-                }
-                arm.job.common.epochs = finetune_epochs;
-                arm.job.trainer.recipe.lr = finetune_lr;
-                arm.job.trainer.recipe.schedule = "multistep";
-                arm.job.trainer.recipe.milestones = {40, 80};
-                arm.job.trainer.recipe.gamma = 0.1;
-            }
-            s.arms.push_back(arm);
-        }
+        s.arms = frl_arms(base, methods, trades_betas, FineTune{finetune_epochs, finetune_lr, hot_start});
         if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
-
-        // ---- Table 1 from the last models, Figure 3 from the FRL arms' histories -----------------------------------
-        std::vector<protocols::ErrorRow> rows;
-        std::vector<std::string> classes;
-        std::vector<protocols::RunViolations> violations;
-        std::string figure3;
-        for (const study::Arm& a : s.arms) {
-            const std::string dir = (fs::path(base.common.out) / a.name).string();
-            const std::string file = dir + "/eval_last/results.json";
-            const nlohmann::json r = report::load_results_json(file);
-            classes = r.at("classes").get<std::vector<std::string>>();
-            rows.push_back(protocols::error_row(a.name, r, "pgd20", file));
-            if (a.job.method.rfind("frl_", 0) != 0) continue;
-            violations.push_back({a.name, protocols::read_max_violations(dir)});
-            figure3 += "### " + a.name + "\n\n" + protocols::max_violations_markdown(violations.back(), classes) + "\n";
-        }
-        const std::string md = "# " + s.title + "\n\nLast checkpoints; errors in % (std = clean, bdy = boundary = "
-                               "clean accuracy − PGD-20 accuracy, rob = PGD-20); avg over samples, worst over classes."
-                               "\n\n## Table 1\n\n" + protocols::error_table_markdown(rows, classes) +
-                               "\n## Figure 3: largest constraint violation per epoch (measured on the validation split "
-                               "at the start of the epoch; ≤ 0: every class meets it)\n\n" + figure3;
-        const fs::path out(base.common.out);
-        util::write_file_atomic((out / "frl_table.md").string(), md);
-        util::write_file_atomic((out / "max_violation.csv").string(), protocols::max_violations_csv(violations, classes));
-        std::cout << "\n" << md << "wrote " << (out / "frl_table.md").string() << " and "
-                  << (out / "max_violation.csv").string() << "\n";
+        write_table1_and_figure3(s, base.common.out);
         return 0;
     });
 }
