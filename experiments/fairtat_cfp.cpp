@@ -47,6 +47,87 @@ std::vector<std::string> model_names(const std::vector<std::string>& files) {
     }
     return names;
 }
+// A model whose CFP is read: its name and its results.json (records.csv beside it, when there, adds the CFP of the
+// samples each attack broke).
+struct Model {
+    std::string name, results;
+};
+
+// --weights: an audit per checkpoint (protocols/checkpoint_eval.h: what `audit` does, plus --classes top:K), then the
+// Markdown summary a study writes, so every binary leaves one. Ctrl-C or SIGTERM stops it after the step in progress
+// with its state saved, as audit does: returns that signal's exit code, else 0.
+int audit_checkpoints(const std::vector<std::string>& weights, const cw::train::JobConfig& base,
+                      const std::string& dataset_flag, bool eps_given, std::vector<Model>& models) {
+    using namespace cw;
+    const fs::path out(base.common.out);
+    train::StopSignalScope signals;
+    const std::vector<std::string> names = model_names(weights);
+    std::vector<report::RunData> runs;
+    for (size_t i = 0; i < weights.size(); ++i) {
+        protocols::CheckpointEval c;
+        c.weights = weights[i];
+        c.dataset = dataset_flag;   // empty: the checkpoint's own
+        c.classes = base.data.classes;
+        c.data_dir = base.common.data_dir;
+        c.n = base.data.eval_n;
+        c.batch_size = base.data.eval_batch_size;
+        c.device = base.common.device;
+        c.seed = base.common.seed;
+        c.attacks = util::split_list(base.final_attacks);
+        c.out_dir = (out / names[i]).string();
+        c.resume = base.common.resume;
+        c.experiment = base.experiment;
+        c.command_line = base.common.command_line;
+        c.should_stop = [] { return train::stop_requested() != 0; };
+        const nn::Metadata md = nn::read_metadata(c.weights);
+        const std::string ds = !c.dataset.empty() ? c.dataset : md.count("dataset") ? md.at("dataset") : "";
+        // The dataset's evaluation radius unless --eps says otherwise (not the checkpoint's training ε: models
+        // compared should meet the same attack).
+        c.eps = eps_given ? eval::parse_fraction("--eps", base.eps) : train::default_eps(ds);
+        c.alpha = c.eps / 4;
+        std::cout << "== model " << i + 1 << "/" << weights.size() << ": " << c.weights << " into " << c.out_dir << "\n";
+        if (c.resume && fs::exists(fs::path(c.out_dir) / "results.json")) {
+            std::cout << "finished before; skipped\n";
+        } else {
+            try {
+                protocols::evaluate_checkpoint(c, std::cout);
+            } catch (const eval::EvalInterrupted& e) {   // a signal (c.should_stop)
+                std::cout << e.what() << " — continue with --resume" << std::endl;
+                return train::stop_exit_code();
+            }
+        }
+        models.push_back({names[i], (fs::path(c.out_dir) / "results.json").string()});
+        runs.push_back(report::load_run(c.out_dir));
+    }
+    const std::string table = report::markdown_table(report::compare_runs(runs, "", "pgd20"));
+    util::write_file_atomic((out / "summary.md").string(), "# Audited checkpoints class by class (FAIR-TAT §4)\n\n" + table);
+    std::cout << "\n" << table;
+    return 0;
+}
+
+// Per model and evaluation the three classes with the largest CFP, and the attacks' agreement: cfp_table.md
+// (printed) and cfp.csv.
+void write_cfp_tables(const std::vector<Model>& models, const fs::path& out) {
+    using namespace cw;
+    std::vector<protocols::ModelCfp> cfps;
+    for (const Model& m : models) {
+        const fs::path records_file = fs::path(m.results).parent_path() / "records.csv";
+        const eval::EvalRecords records = fs::exists(records_file)
+                                              ? eval::parse_records_csv(util::read_file_text(records_file.string()),
+                                                                       records_file.string())
+                                              : eval::EvalRecords{};
+        cfps.push_back(protocols::model_cfp(m.name, report::load_results_json(m.results),
+                                            fs::exists(records_file) ? &records : nullptr));
+    }
+    const std::string md = "# Which classes absorb the errors (class false-positive score, FAIR-TAT §4)\n\nCFP_k = "
+                           "share of the misclassified test samples predicted as class k (under an attack: of the "
+                           "samples it breaks and of those wrong already, which every attack keeps; then of the "
+                           "broken ones alone). Top 3 per evaluation; ρ = Spearman correlation of the CFP vectors "
+                           "of two attacks.\n\n" + protocols::cfp_markdown(cfps);
+    util::write_file_atomic((out / "cfp_table.md").string(), md);
+    util::write_file_atomic((out / "cfp.csv").string(), protocols::cfp_csv(cfps));
+    std::cout << "\n" << md << "wrote " << (out / "cfp_table.md").string() << " and " << (out / "cfp.csv").string() << "\n";
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -97,9 +178,7 @@ int main(int argc, char** argv) {
         .existing_file();
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("fairtat_cfp", [&] {
-        std::vector<std::pair<std::string, std::string>> models;   // name, results.json
-        std::vector<std::string> run_dirs;
-        const fs::path out(base.common.out);
+        std::vector<Model> models;
         if (weights.empty()) {
             study::Study s;
             s.title = base.data.dataset + ", " + (base.arch.empty() ? train::default_arch(dataset) : base.arch) +
@@ -108,76 +187,12 @@ int main(int argc, char** argv) {
             s.attack = "pgd20";
             if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
             for (const study::Arm& a : s.arms)
-                models.push_back({a.name, (out / a.name / "eval_last/results.json").string()});
+                models.push_back({a.name, (fs::path(base.common.out) / a.name / "eval_last/results.json").string()});
         } else {
-            // An audit per checkpoint (protocols/checkpoint_eval.h: what `audit` does, plus --classes top:K); Ctrl-C or
-            // SIGTERM stops it after the step in progress with its state saved, as audit does.
-            train::StopSignalScope signals;
-            const std::vector<std::string> names = model_names(weights);
-            for (size_t i = 0; i < weights.size(); ++i) {
-                protocols::CheckpointEval c;
-                c.weights = weights[i];
-                c.dataset = dataset_flag;   // empty: the checkpoint's own
-                c.classes = base.data.classes;
-                c.data_dir = base.common.data_dir;
-                c.n = base.data.eval_n;
-                c.batch_size = base.data.eval_batch_size;
-                c.device = base.common.device;
-                c.seed = base.common.seed;
-                c.attacks = util::split_list(base.final_attacks);
-                c.out_dir = (out / names[i]).string();
-                c.resume = base.common.resume;
-                c.experiment = base.experiment;
-                c.command_line = base.common.command_line;
-                c.should_stop = [] { return train::stop_requested() != 0; };
-                const nn::Metadata md = nn::read_metadata(c.weights);
-                const std::string ds = !c.dataset.empty() ? c.dataset : md.count("dataset") ? md.at("dataset") : "";
-                // The dataset's evaluation radius unless --eps says otherwise (not the checkpoint's training ε:
-                // models compared should meet the same attack).
-                c.eps = app.get("--eps").given() ? eval::parse_fraction("--eps", base.eps) : train::default_eps(ds);
-                c.alpha = c.eps / 4;
-                std::cout << "== model " << i + 1 << "/" << weights.size() << ": " << c.weights << " into " << c.out_dir << "\n";
-                if (c.resume && fs::exists(fs::path(c.out_dir) / "results.json")) {
-                    std::cout << "finished before; skipped\n";
-                } else {
-                    try {
-                        protocols::evaluate_checkpoint(c, std::cout);
-                    } catch (const eval::EvalInterrupted& e) {   // a signal (c.should_stop)
-                        std::cout << e.what() << " — continue with --resume" << std::endl;
-                        return train::stop_exit_code();
-                    }
-                }
-                models.push_back({names[i], (fs::path(c.out_dir) / "results.json").string()});
-                run_dirs.push_back(c.out_dir);
-            }
-            // The same Markdown summary a study writes, so every binary leaves one.
-            std::vector<report::RunData> runs;
-            for (const std::string& d : run_dirs) runs.push_back(report::load_run(d));
-            const std::string table = report::markdown_table(report::compare_runs(runs, "", "pgd20"));
-            util::write_file_atomic((out / "summary.md").string(),
-                                    "# Audited checkpoints class by class (FAIR-TAT §4)\n\n" + table);
-            std::cout << "\n" << table;
+            const int code = audit_checkpoints(weights, base, dataset_flag, app.get("--eps").given(), models);
+            if (code != 0) return code;
         }
-
-        std::vector<protocols::ModelCfp> cfps;
-        for (const auto& [name, file] : models) {
-            // records.csv beside results.json gives the CFP of the samples each attack broke.
-            const fs::path records_file = fs::path(file).parent_path() / "records.csv";
-            const eval::EvalRecords records = fs::exists(records_file)
-                                                  ? eval::parse_records_csv(util::read_file_text(records_file.string()),
-                                                                           records_file.string())
-                                                  : eval::EvalRecords{};
-            cfps.push_back(protocols::model_cfp(name, report::load_results_json(file),
-                                                fs::exists(records_file) ? &records : nullptr));
-        }
-        const std::string md = "# Which classes absorb the errors (class false-positive score, FAIR-TAT §4)\n\nCFP_k = "
-                               "share of the misclassified test samples predicted as class k (under an attack: of the "
-                               "samples it breaks and of those wrong already, which every attack keeps; then of the "
-                               "broken ones alone). Top 3 per evaluation; ρ = Spearman correlation of the CFP vectors "
-                               "of two attacks.\n\n" + protocols::cfp_markdown(cfps);
-        util::write_file_atomic((out / "cfp_table.md").string(), md);
-        util::write_file_atomic((out / "cfp.csv").string(), protocols::cfp_csv(cfps));
-        std::cout << "\n" << md << "wrote " << (out / "cfp_table.md").string() << " and " << (out / "cfp.csv").string() << "\n";
+        write_cfp_tables(models, base.common.out);
         return 0;
     });
 }
