@@ -65,6 +65,83 @@ report::Figure delta_figure(const std::vector<std::string>& classes, int critica
     return report::bar_figure(chart);
 }
 
+// The dataset's class names, cut to the kept ones under --classes top:K. Those are relabelled 0..K-1 in an order
+// known only once the data is read, so the critical class must then be given as an index.
+std::vector<std::string> kept_class_names(const train::JobConfig& base, const std::string& critical_text) {
+    std::vector<std::string> classes = data::dataset_class_names(base.data.dataset, base.common.data_dir);
+    if (base.data.classes == "all") return classes;
+    if (critical_text.empty() || critical_text.find_first_not_of("0123456789") != std::string::npos)
+        throw std::invalid_argument("--critical-class: with --classes " + base.data.classes +
+                                    " give the index of a kept class");
+    classes.resize(static_cast<size_t>(train::classes_kept("--classes", base.data.classes,
+                                                           static_cast<int>(classes.size()))));
+    return classes;
+}
+
+// The critical-class view from each arm's last checkpoint: longtail_table.md / .json, longtail.html (with the
+// change-per-class figure when gnuplot is there) and a link from the study's summary.
+void write_critical_tables(const study::Study& s, int critical, const std::string& out_dir) {
+    const fs::path out(out_dir);
+    std::vector<protocols::ArmAccuracy> clean, robust;
+    std::vector<std::string> classes;
+    for (const study::Arm& a : s.arms) {
+        const std::string file = (out / a.name / "eval_last" / "results.json").string();
+        const nlohmann::json r = report::load_results_json(file);
+        classes = r.at("classes").get<std::vector<std::string>>();
+        const nlohmann::json* c = report::find_evaluation(r, "clean");
+        const nlohmann::json* adv = report::find_evaluation(r, s.attack);
+        if (!c || !adv) throw std::runtime_error(file + ": no clean or " + s.attack + " evaluation");
+        clean.push_back({a.name, report::per_class_values(*c, "per_class_accuracy")});
+        robust.push_back({a.name, report::per_class_values(*adv, "per_class_accuracy")});
+    }
+    const protocols::CriticalTable tc = protocols::critical_table("clean", clean, "pgd_at", critical);
+    const protocols::CriticalTable tr = protocols::critical_table(s.attack, robust, "pgd_at", critical);
+    std::vector<std::string> labels;
+    std::vector<std::vector<double>> columns;
+    for (size_t i = 0; i < s.arms.size(); ++i) {
+        labels.push_back(s.arms[i].name + " clean");
+        columns.push_back(clean[i].per_class);
+        labels.push_back(s.arms[i].name + " " + s.attack);
+        columns.push_back(robust[i].per_class);
+    }
+    const std::string name = classes[static_cast<size_t>(critical)];
+    const std::string intro =
+        "Last checkpoint; accuracies in %, changes (Δ) in points against pgd_at. Critical class: **" + name +
+        "**. average = class mean; worst class = the lowest class of that arm; others' mean Δ = mean change of "
+        "the classes other than " + name + " (scenario 2's cost). cs_equal is scenario 1 (no critical class): "
+        "read its worst class and spread.\n\n";
+    const std::string md = "# " + s.title + "\n\n" + intro + "## Under " + s.attack + "\n\n" +
+                           protocols::critical_markdown(tr, classes) + "\n## Clean\n\n" +
+                           protocols::critical_markdown(tc, classes) + "\n## Every class\n\n" +
+                           protocols::critical_per_class_markdown(classes, critical, labels, columns);
+    util::write_file_atomic((out / "longtail_table.md").string(), md);
+    util::write_file_atomic((out / "longtail_table.json").string(),
+                            nlohmann::json{{"attack", s.attack},
+                                           {"clean", protocols::critical_json(tc, classes)},
+                                           {"robust", protocols::critical_json(tr, classes)}}
+                                .dump(2));
+    std::string figure_html;
+    if (report::gnuplot_available() && s.arms.size() > 1) {
+        const report::RenderedFigure f =
+            report::render(delta_figure(classes, critical, robust, "pgd_at", s.attack), (out / "figures").string());
+        figure_html = report::html_figure(f, out.string());
+    }
+    const std::string body =
+        std::string(kCriticalStyle) + "<h1>" + report::html_escape(s.title) + "</h1>\n<p>Last checkpoint; changes "
+        "in points against pgd_at; the critical class (" + report::html_escape(name) + ") highlighted. "
+        "<a href=\"compare.html\">All arms side by side</a>, <a href=\"longtail_table.md\">the tables as "
+        "Markdown</a>.</p>\n<h2>Under " + report::html_escape(s.attack) + "</h2>\n" +
+        protocols::critical_html(tr, classes) + "<h2>Clean</h2>\n" + protocols::critical_html(tc, classes) +
+        figure_html + "<h2>Every class</h2>\n" +
+        protocols::critical_per_class_html(classes, critical, labels, columns);
+    util::write_file_atomic((out / "longtail.html").string(), report::html_page(s.title, body));
+    // The study's summary links the critical-class view.
+    protocols::append_to_summary(out.string(), "Critical class " + name + ": [longtail_table.md](longtail_table.md), "
+                                               "[longtail.html](longtail.html).\n");
+    std::cout << "\n" << md << "\nwrote " << (out / "longtail_table.md").string() << ", "
+              << (out / "longtail_table.json").string() << " and " << (out / "longtail.html").string() << "\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -115,15 +192,7 @@ int main(int argc, char** argv) {
         .show_default();
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("benz_longtail", [&] {
-        std::vector<std::string> classes = data::dataset_class_names(base.data.dataset, base.common.data_dir);
-        if (base.data.classes != "all") {
-            // --classes top:K relabels the kept classes 0..K-1 in an order known only once the data is read.
-            if (critical_text.empty() || critical_text.find_first_not_of("0123456789") != std::string::npos)
-                throw std::invalid_argument("--critical-class: with --classes " + base.data.classes +
-                                            " give the index of a kept class");
-            classes.resize(static_cast<size_t>(train::classes_kept("--classes", base.data.classes,
-                                                                   static_cast<int>(classes.size()))));
-        }
+        const std::vector<std::string> classes = kept_class_names(base, critical_text);
         const int critical = protocols::resolve_critical_class(critical_text, classes);
         const std::vector<float> weights = protocols::parse_critical_weights("--critical-weights", critical_weights);
         study::Study s;
@@ -137,65 +206,7 @@ int main(int argc, char** argv) {
         std::cout << "critical class: " << classes[static_cast<size_t>(critical)] << " (index " << critical << ")\n";
         if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
 
-        // ---- the critical-class table, from each arm's last checkpoint ------------------------------------------
-        const fs::path out(base.common.out);
-        std::vector<protocols::ArmAccuracy> clean, robust;
-        for (const study::Arm& a : s.arms) {
-            const std::string file = (out / a.name / "eval_last" / "results.json").string();
-            const nlohmann::json r = report::load_results_json(file);
-            classes = r.at("classes").get<std::vector<std::string>>();
-            const nlohmann::json* c = report::find_evaluation(r, "clean");
-            const nlohmann::json* adv = report::find_evaluation(r, s.attack);
-            if (!c || !adv) throw std::runtime_error(file + ": no clean or " + s.attack + " evaluation");
-            clean.push_back({a.name, report::per_class_values(*c, "per_class_accuracy")});
-            robust.push_back({a.name, report::per_class_values(*adv, "per_class_accuracy")});
-        }
-        const protocols::CriticalTable tc = protocols::critical_table("clean", clean, "pgd_at", critical);
-        const protocols::CriticalTable tr = protocols::critical_table(s.attack, robust, "pgd_at", critical);
-        std::vector<std::string> labels;
-        std::vector<std::vector<double>> columns;
-        for (size_t i = 0; i < s.arms.size(); ++i) {
-            labels.push_back(s.arms[i].name + " clean");
-            columns.push_back(clean[i].per_class);
-            labels.push_back(s.arms[i].name + " " + s.attack);
-            columns.push_back(robust[i].per_class);
-        }
-        const std::string name = classes[static_cast<size_t>(critical)];
-        const std::string intro =
-            "Last checkpoint; accuracies in %, changes (Δ) in points against pgd_at. Critical class: **" + name +
-            "**. average = class mean; worst class = the lowest class of that arm; others' mean Δ = mean change of "
-            "the classes other than " + name + " (scenario 2's cost). cs_equal is scenario 1 (no critical class): "
-            "read its worst class and spread.\n\n";
-        const std::string md = "# " + s.title + "\n\n" + intro + "## Under " + s.attack + "\n\n" +
-                               protocols::critical_markdown(tr, classes) + "\n## Clean\n\n" +
-                               protocols::critical_markdown(tc, classes) + "\n## Every class\n\n" +
-                               protocols::critical_per_class_markdown(classes, critical, labels, columns);
-        util::write_file_atomic((out / "longtail_table.md").string(), md);
-        util::write_file_atomic((out / "longtail_table.json").string(),
-                                nlohmann::json{{"attack", s.attack},
-                                               {"clean", protocols::critical_json(tc, classes)},
-                                               {"robust", protocols::critical_json(tr, classes)}}
-                                    .dump(2));
-        std::string figure_html;
-        if (report::gnuplot_available() && s.arms.size() > 1) {
-            const report::RenderedFigure f =
-                report::render(delta_figure(classes, critical, robust, "pgd_at", s.attack), (out / "figures").string());
-            figure_html = report::html_figure(f, out.string());
-        }
-        const std::string body =
-            std::string(kCriticalStyle) + "<h1>" + report::html_escape(s.title) + "</h1>\n<p>Last checkpoint; changes "
-            "in points against pgd_at; the critical class (" + report::html_escape(name) + ") highlighted. "
-            "<a href=\"compare.html\">All arms side by side</a>, <a href=\"longtail_table.md\">the tables as "
-            "Markdown</a>.</p>\n<h2>Under " + report::html_escape(s.attack) + "</h2>\n" +
-            protocols::critical_html(tr, classes) + "<h2>Clean</h2>\n" + protocols::critical_html(tc, classes) +
-            figure_html + "<h2>Every class</h2>\n" +
-            protocols::critical_per_class_html(classes, critical, labels, columns);
-        util::write_file_atomic((out / "longtail.html").string(), report::html_page(s.title, body));
-        // The study's summary links the critical-class view.
-        protocols::append_to_summary(out.string(), "Critical class " + name + ": [longtail_table.md](longtail_table.md), "
-                                                   "[longtail.html](longtail.html).\n");
-        std::cout << "\n" << md << "\nwrote " << (out / "longtail_table.md").string() << ", "
-                  << (out / "longtail_table.json").string() << " and " << (out / "longtail.html").string() << "\n";
+        write_critical_tables(s, critical, base.common.out);
         return 0;
     });
 }

@@ -56,12 +56,15 @@ Figure bar_figure(const BarChart& chart) {
        << "set key outside top center horizontal samplen 2 reverse Left\nset rmargin 8\nset grid ytics lc rgb '#dddddd'\n"
        << "set ylabel " << gp_string(chart.ylabel) << "\n" << class_tics(chart.classes)
        << "set xrange [-0.6:" << gp_number(C - 0.4, 1) << "]\n";
+    // A flat chart (every value 0: a natural model's robust accuracy, no change against a baseline) still needs a
+    // y range gnuplot accepts, which an extent of 0 is not ("empty y range"): it gets one unit.
+    const double centred_extent = std::max(std::fabs(lo), std::fabs(hi)) > 1e-6 ? std::max(std::fabs(lo), std::fabs(hi)) : 1.0;
+    const double top = chart.y_max > 0 ? chart.y_max : hi > 1e-6 ? hi * 1.15 : 1.0;
     if (chart.centred) {
-        const double m = std::max({std::fabs(lo), std::fabs(hi), 1e-9}) * 1.25;
+        const double m = centred_extent * 1.25;
         gp << "set yrange [" << gp_number(-m) << ":" << gp_number(m) << "]\n"
            << "set arrow from graph 0, first 0 to graph 1, first 0 nohead lc rgb '#333333' front\n";
     } else {
-        const double top = chart.y_max > 0 ? chart.y_max : std::max(hi * 1.15, 1e-9);
         gp << "set yrange [0:" << gp_number(top) << "]\n";
     }
     if (chart.mean_lines)
@@ -82,7 +85,7 @@ Figure bar_figure(const BarChart& chart) {
                     top_of_group = std::max(top_of_group, s.values[worst]);
                     bottom_of_group = std::min(bottom_of_group, s.values[worst]);
                 }
-            const double span = chart.centred ? std::max(std::fabs(lo), std::fabs(hi)) : std::max(hi, 1e-9);
+            const double span = chart.centred ? centred_extent : hi > 1e-6 ? hi : 1.0;
             const bool below = chart.centred && bottom_of_group < 0;
             gp << "set label " << gp_string(below ? "worst ▲" : "▼ worst") << " at " << worst << ", first "
                << gp_number(below ? bottom_of_group - 0.08 * span : top_of_group + 0.06 * span) << " center tc rgb '"
@@ -91,8 +94,7 @@ Figure bar_figure(const BarChart& chart) {
     }
     // A value of exactly 0 (a class with no robust sample left) gets a sliver of a bar: an empty slot would read as
     // "no data", which is what NaN (a class without samples) means here.
-    const double sliver = 0.004 * (chart.centred ? 2 * std::max({std::fabs(lo), std::fabs(hi), 1e-9})
-                                                 : (chart.y_max > 0 ? chart.y_max : std::max(hi * 1.15, 1e-9)));
+    const double sliver = 0.004 * (chart.centred ? 2 * centred_extent : top);
     gp << "sliver = " << gp_number(sliver, 6) << "\nplot ";
     for (size_t s = 0; s < chart.series.size(); ++s) {
         gp << (s ? ", \\\n     " : "") << (s ? "''" : gp_string(chart.name + ".dat")) << " using (column("

@@ -13,6 +13,8 @@
 #include "util/atomic_file.h"
 #include "eval/results_json.h"
 #include "report/compare_page.h"
+#include "report/figure_bars.h"
+#include "report/gnuplot.h"
 #include "report/run_page.h"
 #include "report/subprocess.h"
 #include "test_nn_util.h"
@@ -239,4 +241,22 @@ TEST_CASE("the page written after a run: a page that fails is one warning, not a
     CHECK(text.rfind("warning: no report page: ", 0) == 0);
     CHECK(text.find("wrote") == std::string::npos);
     CHECK(std::count(text.begin(), text.end(), '\n') == 1);
+}
+
+// A chart whose every value is 0 (a natural model's robust accuracy per class; remedies that changed no class against
+// their baseline, as benz_longtail draws them) gave gnuplot the y range [0:0], which it refuses ("empty y range"), and
+// the experiment that drew it failed after its study had finished.
+TEST_CASE("a bar chart whose every value is 0 is drawn, centred or from the data", "[report]") {
+    cw_nn_test::ScratchDir scratch;
+    for (const bool centred : {true, false}) {
+        BarChart chart{centred ? "flat_centred" : "flat", "every value 0", "change (points)", {"a", "b", "c"},
+                       {{"first", {0, 0, 0}}, {"second", {0, 0, 0}}}, centred, 0, 0, false};
+        RenderedFigure f;
+        REQUIRE_NOTHROW(f = render(bar_figure(chart), scratch.path.string()));
+        const std::string svg = util::read_file_text(f.svg_file);
+        CHECK(svg.find("<svg") != std::string::npos);
+        // The range the script sets is one unit, symmetric when centred.
+        const std::string gp = util::read_file_text((scratch.path / (chart.name + ".gp")).string());
+        CHECK(gp.find(centred ? "set yrange [-1.2500:1.2500]" : "set yrange [0:1.0000]") != std::string::npos);
+    }
 }
