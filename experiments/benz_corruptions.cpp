@@ -79,6 +79,55 @@ report::Figure class_heatmap(const std::vector<std::string>& classes, const prot
     return report::heatmap_figure(h);
 }
 
+// The ranking analysis, from each arm's evaluations of the compared checkpoint (under attack and under the
+// corruptions): corruption_ranking.md / .json / .html, with figures when gnuplot is there, linked from the summary.
+void write_corruption_ranking(const study::Study& s, const std::string& severities, const std::string& out_dir) {
+    const fs::path out(out_dir);
+    const std::string& checkpoint = s.checkpoint;
+    std::vector<protocols::ArmCorruptions> parts;
+    std::vector<protocols::CorruptionRanking> ranks;
+    std::vector<std::string> classes;
+    std::string natural, adversarial;
+    for (const study::Arm& a : s.arms) {
+        const std::string attack_file = (out / a.name / ("eval_" + checkpoint) / "results.json").string();
+        const std::string corr_file =
+            (out / a.name / ("eval_" + checkpoint + "_corruptions") / "results.json").string();
+        const nlohmann::json attack_results = report::load_results_json(attack_file);
+        classes = attack_results.at("classes").get<std::vector<std::string>>();
+        parts.push_back(protocols::read_arm_corruptions(a.name, attack_results, s.attack, attack_file,
+                                                        report::load_results_json(corr_file), corr_file));
+        ranks.push_back(protocols::rank_corruptions(parts.back()));
+        if (a.job.method == "natural" && natural.empty()) natural = a.name;
+        else if (a.job.method != "natural" && adversarial.empty()) adversarial = a.name;
+    }
+    const std::string md =
+        "# " + s.title + "\n\nCheckpoint " + checkpoint + "; accuracies in %, each corruption's severities (" +
+        severities + ") pooled; a corruption is scored by plain accuracy on the corrupted image, the attack by "
+        "AutoAttack's rule. average = per class, the mean over the corruptions. ρ = Spearman's rank correlation "
+        "of two per-class accuracy vectors (– where one side is constant, e.g. a natural model at 0% under "
+        "attack for every class).\n\n" +
+        protocols::corruption_ranking_markdown(classes, s.attack, parts, ranks, natural, adversarial);
+    util::write_file_atomic((out / "corruption_ranking.md").string(), md);
+    util::write_file_atomic((out / "corruption_ranking.json").string(),
+                            protocols::corruption_ranking_json(classes, s.attack, parts, ranks).dump(2));
+    std::string figures;
+    if (report::gnuplot_available()) {
+        const std::string dir = (out / "figures").string();
+        figures += report::html_figure(report::render(rho_figure(parts, ranks, s.attack), dir), out.string());
+        for (size_t i = 0; i < parts.size(); ++i)
+            figures += report::html_figure(report::render(class_heatmap(classes, parts[i], ranks[i], s.attack), dir),
+                                           out.string());
+    }
+    const std::string body = "<h1>" + report::html_escape(s.title) + "</h1>\n<p>The tables: <a "
+                             "href=\"corruption_ranking.md\">corruption_ranking.md</a> (and .json); the arms side "
+                             "by side: <a href=\"compare.html\">compare.html</a>.</p>\n" + figures;
+    util::write_file_atomic((out / "corruption_ranking.html").string(), report::html_page(s.title, body));
+    protocols::append_to_summary(out.string(), "Corruptions per class and their ranking against " + s.attack +
+                                               ": [corruption_ranking.md](corruption_ranking.md), "
+                                               "[corruption_ranking.html](corruption_ranking.html) (figures in figures/).\n");
+    std::cout << "\n" << md << "wrote " << (out / "corruption_ranking.md").string() << ", .json and .html\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -144,50 +193,7 @@ int main(int argc, char** argv) {
         s.checkpoint = checkpoint;
         if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
 
-        // ---- the ranking analysis, from each arm's evaluations of the compared checkpoint -----------------------
-        const fs::path out(base.common.out);
-        std::vector<protocols::ArmCorruptions> parts;
-        std::vector<protocols::CorruptionRanking> ranks;
-        std::vector<std::string> classes;
-        std::string natural, adversarial;
-        for (const study::Arm& a : s.arms) {
-            const std::string attack_file = (out / a.name / ("eval_" + checkpoint) / "results.json").string();
-            const std::string corr_file =
-                (out / a.name / ("eval_" + checkpoint + "_corruptions") / "results.json").string();
-            const nlohmann::json attack_results = report::load_results_json(attack_file);
-            classes = attack_results.at("classes").get<std::vector<std::string>>();
-            parts.push_back(protocols::read_arm_corruptions(a.name, attack_results, s.attack, attack_file,
-                                                            report::load_results_json(corr_file), corr_file));
-            ranks.push_back(protocols::rank_corruptions(parts.back()));
-            if (a.job.method == "natural" && natural.empty()) natural = a.name;
-            else if (a.job.method != "natural" && adversarial.empty()) adversarial = a.name;
-        }
-        const std::string md =
-            "# " + s.title + "\n\nCheckpoint " + checkpoint + "; accuracies in %, each corruption's severities (" +
-            severities + ") pooled; a corruption is scored by plain accuracy on the corrupted image, the attack by "
-            "AutoAttack's rule. average = per class, the mean over the corruptions. ρ = Spearman's rank correlation "
-            "of two per-class accuracy vectors (– where one side is constant, e.g. a natural model at 0% under "
-            "attack for every class).\n\n" +
-            protocols::corruption_ranking_markdown(classes, s.attack, parts, ranks, natural, adversarial);
-        util::write_file_atomic((out / "corruption_ranking.md").string(), md);
-        util::write_file_atomic((out / "corruption_ranking.json").string(),
-                                protocols::corruption_ranking_json(classes, s.attack, parts, ranks).dump(2));
-        std::string figures;
-        if (report::gnuplot_available()) {
-            const std::string dir = (out / "figures").string();
-            figures += report::html_figure(report::render(rho_figure(parts, ranks, s.attack), dir), out.string());
-            for (size_t i = 0; i < parts.size(); ++i)
-                figures += report::html_figure(report::render(class_heatmap(classes, parts[i], ranks[i], s.attack), dir),
-                                               out.string());
-        }
-        const std::string body = "<h1>" + report::html_escape(s.title) + "</h1>\n<p>The tables: <a "
-                                 "href=\"corruption_ranking.md\">corruption_ranking.md</a> (and .json); the arms side "
-                                 "by side: <a href=\"compare.html\">compare.html</a>.</p>\n" + figures;
-        util::write_file_atomic((out / "corruption_ranking.html").string(), report::html_page(s.title, body));
-        protocols::append_to_summary(out.string(), "Corruptions per class and their ranking against " + s.attack +
-                                                   ": [corruption_ranking.md](corruption_ranking.md), "
-                                                   "[corruption_ranking.html](corruption_ranking.html) (figures in figures/).\n");
-        std::cout << "\n" << md << "wrote " << (out / "corruption_ranking.md").string() << ", .json and .html\n";
+        write_corruption_ranking(s, severities, base.common.out);
         return 0;
     });
 }
