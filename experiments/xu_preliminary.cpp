@@ -26,6 +26,44 @@
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Each arm's last checkpoint evaluated at the second radius (unless `second` is 0), then Figure 1 (every class) and
+// Table 3 (average, worst and best class): <out>/xu_table.md and per_class.csv.
+void write_figure1_and_table3(const cw::study::Study& s, const cw::train::JobConfig& base, float eps, float second) {
+    using namespace cw;
+    std::vector<protocols::ClassColumn> columns;
+    std::vector<std::string> classes;
+    const std::string eps_text = protocols::radius_text(eps), low_text = protocols::radius_text(second);
+    for (const study::Arm& a : s.arms) {
+        train::JobConfig job = a.job;
+        job.common = base.common;
+        job.common.out = (fs::path(base.common.out) / a.name).string();
+        if (second > 0) protocols::evaluate_second_radius(job, second, {"pgd20"}, std::cout);
+        const std::string file = job.common.out + "/eval_last/results.json";
+        const nlohmann::json r = report::load_results_json(file);
+        classes = r.at("classes").get<std::vector<std::string>>();
+        columns.push_back(protocols::class_column(a.name + " clean", r, "clean", file));
+        columns.push_back(protocols::class_column(a.name + " PGD-20 " + eps_text, r, "pgd20", file));
+        if (second > 0) {
+            const std::string low = job.common.out + "/" + protocols::second_radius_folder("last", second) + "/results.json";
+            columns.push_back(protocols::class_column(a.name + " PGD-20 " + low_text, report::load_results_json(low),
+                                                      "pgd20", low));
+        }
+    }
+    const std::string md = "# " + s.title + "\n\nLast checkpoint; accuracies in %; PGD-20 with α = ε/4 and one random "
+                           "start.\n\n## Average, worst and best class (Table 3)\n\n" +
+                           protocols::extremes_markdown(classes, columns) + "\n## Every class (Figure 1)\n\n" +
+                           protocols::per_class_markdown(classes, columns);
+    util::write_file_atomic((fs::path(base.common.out) / "xu_table.md").string(), md);
+    util::write_file_atomic((fs::path(base.common.out) / "per_class.csv").string(),
+                            protocols::per_class_csv(classes, columns));
+    std::cout << "\n" << md << "\nwrote " << (fs::path(base.common.out) / "xu_table.md").string() << " and "
+              << (fs::path(base.common.out) / "per_class.csv").string() << "\n";
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     using namespace cw;
     const std::string dataset = protocols::peek_flag(argc, argv, "--dataset", "cifar10");
@@ -87,35 +125,7 @@ int main(int argc, char** argv) {
         s.attack = "pgd20";
         if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
 
-        // ---- the second radius, then Figure 1 and Table 3 from the last checkpoints ----------------------------
-        std::vector<protocols::ClassColumn> columns;
-        std::vector<std::string> classes;
-        const std::string eps_text = protocols::radius_text(eps), low_text = protocols::radius_text(second);
-        for (const study::Arm& a : s.arms) {
-            train::JobConfig job = a.job;
-            job.common = base.common;
-            job.common.out = (fs::path(base.common.out) / a.name).string();
-            if (second > 0) protocols::evaluate_second_radius(job, second, {"pgd20"}, std::cout);
-            const std::string file = job.common.out + "/eval_last/results.json";
-            const nlohmann::json r = report::load_results_json(file);
-            classes = r.at("classes").get<std::vector<std::string>>();
-            columns.push_back(protocols::class_column(a.name + " clean", r, "clean", file));
-            columns.push_back(protocols::class_column(a.name + " PGD-20 " + eps_text, r, "pgd20", file));
-            if (second > 0) {
-                const std::string low = job.common.out + "/" + protocols::second_radius_folder("last", second) + "/results.json";
-                columns.push_back(protocols::class_column(a.name + " PGD-20 " + low_text, report::load_results_json(low),
-                                                          "pgd20", low));
-            }
-        }
-        const std::string md = "# " + s.title + "\n\nLast checkpoint; accuracies in %; PGD-20 with α = ε/4 and one random "
-                               "start.\n\n## Average, worst and best class (Table 3)\n\n" +
-                               protocols::extremes_markdown(classes, columns) + "\n## Every class (Figure 1)\n\n" +
-                               protocols::per_class_markdown(classes, columns);
-        util::write_file_atomic((fs::path(base.common.out) / "xu_table.md").string(), md);
-        util::write_file_atomic((fs::path(base.common.out) / "per_class.csv").string(),
-                                protocols::per_class_csv(classes, columns));
-        std::cout << "\n" << md << "\nwrote " << (fs::path(base.common.out) / "xu_table.md").string() << " and "
-                  << (fs::path(base.common.out) / "per_class.csv").string() << "\n";
+        write_figure1_and_table3(s, base, eps, second);
         return 0;
     });
 }
