@@ -9,6 +9,7 @@
 #include "util/atomic_file.h"
 #include "util/format.h"
 #include "report/run_data.h"
+#include "report/table_values.h"
 
 namespace cw::report {
 
@@ -19,7 +20,9 @@ MeanStd mean_std(const std::vector<double>& v) {
     if (v.empty()) return m;
     for (double x : v) m.mean += x;
     m.mean /= static_cast<double>(v.size());
-    if (v.size() > 1) {
+    if (v.size() == 1) {
+        m.std = std::nan("");
+    } else {
         double ss = 0;
         for (double x : v) ss += (x - m.mean) * (x - m.mean);
         m.std = std::sqrt(ss / static_cast<double>(v.size() - 1));
@@ -98,7 +101,7 @@ Columns columns(const SeedRuns& runs, const std::string& name) {
     return c;
 }
 
-std::string points_pm(const MeanStd& m) { return fmt::format("{:.1f} ± {:.1f}", m.mean, m.std); }
+std::string points_pm(const MeanStd& m) { return util::fixed(m.mean, 1) + " ± " + util::fixed(m.std, 1); }
 
 }  // namespace
 
@@ -136,25 +139,27 @@ std::string seed_table(const SeedRuns& runs, json& summary) {
         md += "| " + name + " | " + util::percent_pm(o.mean, o.std) + " | " + util::percent_pm(w.mean, w.std) + " | " +
               util::percent_pm(s.mean, s.std) + " |";
         json& j = summary[name];
-        j["overall"] = {o.mean, o.std};
-        j["worst_class"] = {w.mean, w.std};
-        j["spread"] = {s.mean, s.std};
+        j["overall"] = {number_or_null(o.mean), number_or_null(o.std)};
+        j["worst_class"] = {number_or_null(w.mean), number_or_null(w.std)};
+        j["spread"] = {number_or_null(s.mean), number_or_null(s.std)};
         for (size_t k = 0; k < classes.size(); ++k) {
             const MeanStd m = mean_std(by_class[k]);
             md += " " + util::percent_pm(m.mean, m.std) + " |";
-            j["per_class"][classes[k]] = {m.mean, m.std};
+            j["per_class"][classes[k]] = {number_or_null(m.mean), number_or_null(m.std)};
         }
         md += "\n";
     }
-    md += "\n" + std::to_string(runs.results.size()) +
-          " runs; accuracies in %, mean ± sample std over the runs; worst class and spread (best − worst class) are "
-          "taken per run, then averaged.\n";
+    const size_t n = runs.results.size();
+    md += "\n" + std::to_string(n) + (n == 1 ? " run" : " runs") +
+          "; accuracies in %, mean ± sample std over the runs (– with one run: no spread to estimate); worst class and "
+          "spread (best − worst class) are taken per run, then averaged.\n";
     return md;
 }
 
 std::string lift(const std::vector<double>& method, const std::vector<double>& reference) {
     if (method.empty() || reference.empty()) throw std::invalid_argument("lift: no runs to compare");
     const double d = mean_std(method).mean - mean_std(reference).mean;
+    if (d != 0 && (method.size() < 2 || reference.size() < 2)) return fmt::format("{:+.1f}", d) + " (one seed)";
     const bool real = *std::min_element(method.begin(), method.end()) >
                       *std::max_element(reference.begin(), reference.end());
     return fmt::format("{:+.1f}", d) + (real ? " (real)" : d == 0 ? "" : " (within the seeds)");

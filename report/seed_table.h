@@ -8,7 +8,8 @@
 namespace cw::report {
 
 struct MeanStd {
-    double mean = 0, std = 0;   // std: the sample standard deviation (n - 1), 0 for one value
+    // std: the sample standard deviation (n - 1); NaN for one value, which has no spread to estimate (shown "–")
+    double mean = 0, std = 0;
 };
 MeanStd mean_std(const std::vector<double>& values);
 
@@ -32,7 +33,8 @@ std::string seed_table(const SeedRuns& runs, nlohmann::json& summary);
 std::string summary_row(const SeedRuns& runs, const SeedRuns* reference, const std::string& attack);
 
 // The method's mean minus the reference's, in points ("+8.0"), called real when every value of the method is above
-// every value of the reference: "+8.0 (real)", "-0.6 (within the seeds)", "+0.0" when the means are equal.
+// every value of the reference: "+8.0 (real)", "-0.6 (within the seeds)", "+0.0" when the means are equal. With one
+// run on either side there is no spread to be past: "+8.0 (one seed)".
 std::string lift(const std::vector<double>& method, const std::vector<double>& reference);
 
 }  // namespace cw::report

@@ -3,6 +3,7 @@
 // when it still computed its tables with jq and awk (tests/fixtures/seed_report, tools/make_seed_report_fixture.py).
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -47,7 +48,7 @@ TEST_CASE("seed table: mean and sample std, lifts called real only past the seed
     const auto m = report::mean_std({0.5, 0.7, 0.6});
     CHECK(m.mean == Approx(0.6));
     CHECK(m.std == Approx(0.1));
-    CHECK(report::mean_std({0.3}).std == 0);
+    CHECK(std::isnan(report::mean_std({0.3}).std));   // one value: no spread to estimate
     CHECK(report::lift({10, 12}, {4, 8}) == "+5.0 (real)");
     CHECK(report::lift({8, 10}, {4, 8}) == "+3.0 (within the seeds)");   // a tie at 8 is not past the spread
     CHECK(report::lift({3, 5}, {4, 5}) == "-0.5 (within the seeds)");
@@ -70,6 +71,22 @@ TEST_CASE("seed table: a summary row by hand", "[report][seeds]") {
     CHECK(report::summary_row(ref, nullptr, "pgd20").rfind("40.0 ± 0.0 | 10.0 ± 0.0 |", 0) == 0);
     CHECK(report::summary_row(ref, nullptr, "pgd20").find("| — | — | —") != std::string::npos);
     CHECK_THROWS_WITH(report::summary_row(method, &ref, "pgd10"), Catch::Contains("run0: no evaluation 'pgd10'"));
+}
+
+// One run has no spread: its std is not 0 (which reads as "no seed noise"), and a difference from one run on either
+// side is not called real.
+TEST_CASE("seed table: one run shows no std and no verdict", "[report][seeds]") {
+    const auto one = runs_of({{0.8, 0.4, 0.9, 0.7}}, {{0.3, 0.1, 0.6, 0.2}});
+    json summary;
+    const std::string table = report::seed_table(one, summary);
+    // clean: overall 70.0, worst 40.0 (b), spread 50.0; class a 80.0
+    CHECK(table.find("| clean | 70.0 ± – | 40.0 ± – | 50.0 ± – | 80.0 ± – |") != std::string::npos);
+    CHECK(table.find("\n1 run; ") != std::string::npos);
+    CHECK(summary["clean"]["overall"][1].is_null());
+    CHECK(report::lift({10}, {4, 8}) == "+4.0 (one seed)");
+    CHECK(report::lift({10, 12}, {4}) == "+7.0 (one seed)");
+    CHECK(report::lift({4}, {4}) == "+0.0");
+    CHECK(report::summary_row(one, nullptr, "pgd20").rfind("70.0 ± – | 40.0 ± – | 30.0 ± – | 10.0 ± – | 20.0 ± – |", 0) == 0);
 }
 
 TEST_CASE("seed report: scripts/fair_methods_report.sh writes the page its jq version wrote", "[report][seeds]") {
