@@ -64,20 +64,9 @@ int audit_checkpoints(const std::vector<std::string>& weights, const cw::train::
     const std::vector<std::string> names = model_names(weights);
     std::vector<report::RunData> runs;
     for (size_t i = 0; i < weights.size(); ++i) {
-        protocols::CheckpointEval c;
-        c.weights = weights[i];
+        protocols::CheckpointEval c = protocols::checkpoint_eval_like(base, weights[i], (out / names[i]).string());
         c.dataset = dataset_flag;   // empty: the checkpoint's own
-        c.classes = base.data.classes;
-        c.data_dir = base.common.data_dir;
-        c.n = base.data.eval_n;
-        c.batch_size = base.data.eval_batch_size;
-        c.device = base.common.device;
-        c.seed = base.common.seed;
         c.attacks = util::split_list(base.final_attacks);
-        c.out_dir = (out / names[i]).string();
-        c.resume = base.common.resume;
-        c.experiment = base.experiment;
-        c.command_line = base.common.command_line;
         c.should_stop = [] { return train::stop_requested() != 0; };
         const nn::Metadata md = nn::read_metadata(c.weights);
         const std::string ds = !c.dataset.empty() ? c.dataset : md.count("dataset") ? md.at("dataset") : "";

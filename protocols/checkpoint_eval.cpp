@@ -16,6 +16,22 @@
 
 namespace cw::protocols {
 
+CheckpointEval checkpoint_eval_like(const train::JobConfig& job, const std::string& weights, const std::string& out_dir) {
+    CheckpointEval c;
+    c.weights = weights;
+    c.classes = job.data.classes;
+    c.data_dir = job.common.data_dir;
+    c.n = job.data.eval_n;
+    c.batch_size = job.data.eval_batch_size;
+    c.device = job.common.device;
+    c.seed = job.common.seed;
+    c.out_dir = out_dir;
+    c.resume = job.common.resume;
+    c.experiment = job.experiment;
+    c.command_line = job.common.command_line;
+    return c;
+}
+
 nlohmann::json evaluate_checkpoint(const CheckpointEval& c, std::ostream& log) {
     const nn::Metadata md = nn::read_metadata(c.weights);
     if (!md.count("arch"))

@@ -34,6 +34,11 @@ struct CheckpointEval {
     std::function<bool()> should_stop;
 };
 
+// `weights` evaluated as `job` evaluates its own checkpoints: its classes, data folder, first --eval-n test images,
+// evaluation batch size, device, seed, resume, experiment and command line; into `out_dir`. The dataset, radius and
+// attacks are the caller's to set.
+CheckpointEval checkpoint_eval_like(const train::JobConfig& job, const std::string& weights, const std::string& out_dir);
+
 // Returns the results.json written. Throws one line naming the checkpoint or dataset on a problem (no metadata,
 // a class count or image geometry that does not match the data).
 nlohmann::json evaluate_checkpoint(const CheckpointEval& config, std::ostream& log);

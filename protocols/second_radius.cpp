@@ -36,22 +36,11 @@ std::vector<std::string> evaluate_second_radius(const train::JobConfig& job, flo
             log << "second radius: " << (dir / "results.json").string() << " exists; skipped\n";
             continue;
         }
-        CheckpointEval c;
-        c.weights = weights.string();
+        CheckpointEval c = checkpoint_eval_like(job, weights.string(), dir.string());
         c.dataset = job.data.dataset;
-        c.classes = job.data.classes;
-        c.data_dir = job.common.data_dir;
-        c.n = job.data.eval_n;
-        c.batch_size = job.data.eval_batch_size;
-        c.device = job.common.device;
-        c.seed = job.common.seed;
         c.eps = eps;
         c.alpha = eps / 4;
         c.attacks = attacks;
-        c.out_dir = dir.string();
-        c.resume = job.common.resume;
-        c.experiment = job.experiment;
-        c.command_line = job.common.command_line;
         evaluate_checkpoint(c, log);
         log << "wrote " << (dir / "results.json").string() << "\n";
     }
