@@ -157,12 +157,9 @@ int main(int argc, char** argv) {
                       "19 corruptions at severity 3";
     cli::FlagSet app{"classwise benz_corruptions: common corruptions per class, natural vs adversarial training, ranking "
                      "under corruptions vs under attack (Benz et al. 3.4)", "benz_corruptions"};
-    cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
-    study::add_study_flags(app, study_flags);
-    train::add_job_flags(app, base);
-    app.get("--arch").show_default();
-    app.get("--eps").show_default();
+    // The paper's settings for these flags, shown by --help and --print-config.
+    study::add_experiment_flags(app, base, spec, study_flags, {"--arch", "--eps"});
     // The arms pick the methods; the corruption evaluation is this experiment's, under its own two flags.
     app.remove("--method");
     app.remove("--final-corruptions");

@@ -182,12 +182,9 @@ int main(int argc, char** argv) {
     spec.quick_what = "sources on 6,000 real images (4 epochs), 2,000-image feature sets with 200 steps, 12 epochs on each set, "
                       "1,000 test images (about 13 minutes on two cores)";
     cli::FlagSet app{"classwise benz_features: robust and non-robust feature datasets (Ilyas et al.), per class", "benz_features"};
-    cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
-    study::add_study_flags(app, study_flags);
-    train::add_job_flags(app, base);
-    app.get("--arch").show_default();
-    app.get("--eps").show_default();
+    // The paper's settings for these flags, shown by --help and --print-config.
+    study::add_experiment_flags(app, base, spec, study_flags, {"--arch", "--eps"});
     app.remove("--method");
     app.remove("--train-file");
     app.option("--feature-n", feature_n, "images per feature set: the first N/C of every class (0: the whole training split)")

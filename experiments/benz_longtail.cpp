@@ -170,12 +170,9 @@ int main(int argc, char** argv) {
     spec.quick_what = "all eight arms, LeNet-5 on 5,000 real CIFAR-10 images, 5 epochs, 5-step attacks, 1,000 test images";
     cli::FlagSet app{"classwise benz_longtail: long-tail remedies against PGD-AT, per class, critical class highlighted "
                      "(Benz et al. 3.3)", "benz_longtail"};
-    cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
-    study::add_study_flags(app, study_flags);
-    train::add_job_flags(app, base);
-    app.get("--arch").show_default();
-    app.get("--eps").show_default();
+    // The paper's settings for these flags, shown by --help and --print-config.
+    study::add_experiment_flags(app, base, spec, study_flags, {"--arch", "--eps"});
     // The method flag picks one method; here the arms do. The job's integer --critical-class and single
     // --critical-weight are replaced by a name-or-index and one arm per weight.
     app.remove("--method");

@@ -49,11 +49,9 @@ int main(int argc, char** argv) {
     spec.quick_what = "LeNet-5 on 5,000 real training images, 5 epochs, 5-step attacks, 1,000 test images";
     cli::FlagSet app{"classwise benz_similarity: confusion structure, cross-class similarity and vulnerability, natural "
                      "vs PGD-AT (Benz et al. §3.2)", "benz_similarity"};
-    cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
-    study::add_study_flags(app, study_flags);
-    train::add_job_flags(app, base);
-    app.get("--arch").show_default();
+    // The paper's settings for these flags, shown by --help and --print-config.
+    study::add_experiment_flags(app, base, spec, study_flags, {"--arch"});
     study::add_methods_flag(app, methods);
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("benz_similarity", [&] {

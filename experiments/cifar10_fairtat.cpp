@@ -174,10 +174,8 @@ int main(int argc, char** argv) {
                          {"--arms", "natural,pgd_at,trades,cfa_at,fair_tat"}, {"--out", "runs/cifar10_fairtat_quick"}};
     spec.quick_what = "five of the arms with a small CNN on 2,000 real CIFAR-10 images, a few minutes on two cores";
     cli::FlagSet app{"classwise cifar10_fairtat: FAIR-TAT's Table 1, class by class", "cifar10_fairtat"};
-    cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
-    study::add_study_flags(app, study_flags);
-    train::add_job_flags(app, base);
+    study::add_experiment_flags(app, base, spec, study_flags, {});
     app.remove("--method");
     app.option("--arms", arms, "the rows to run, comma-separated (default all: Table 1's rows; the rows beyond "
                                    "Table 1, dafa, trix, faal and faal_pgd, only when named; see the list in the source or an error "

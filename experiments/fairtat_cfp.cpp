@@ -152,13 +152,9 @@ int main(int argc, char** argv) {
     spec.quick_what = "LeNet-5 on 5,000 real training images, 5 epochs; 500 test images, Square with 1,000 queries";
     cli::FlagSet app{"classwise fairtat_cfp: which classes absorb the errors of robust models, per attack (FAIR-TAT §4)",
                      "fairtat_cfp"};
-    cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
-    study::add_study_flags(app, study_flags);
-    train::add_job_flags(app, base);
     // The paper's architecture and radius for this dataset, shown by --help and --print-config.
-    app.get("--arch").show_default();
-    app.get("--eps").show_default();
+    study::add_experiment_flags(app, base, spec, study_flags, {"--arch", "--eps"});
     app.remove("--method");
     app.option("--methods", methods, "the models trained and audited, in order (each in <out>/<method>)")
         .show_default();

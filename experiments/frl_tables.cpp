@@ -154,13 +154,9 @@ int main(int argc, char** argv) {
     cli::FlagSet app{"classwise frl_tables: PGD-AT, TRADES and FRL's three variants per class, with the constraint "
                      "violations per epoch (Xu et al. §5)",
                      "frl_tables"};
-    cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
-    study::add_study_flags(app, study_flags);
-    train::add_job_flags(app, base);
     // The paper's architecture and radius for this dataset, shown by --help and --print-config.
-    app.get("--arch").show_default();
-    app.get("--eps").show_default();
+    study::add_experiment_flags(app, base, spec, study_flags, {"--arch", "--eps"});
     app.remove("--method");
     app.remove("--init");
     app.option("--methods", methods, "the arms, in order; trades expands to one arm per --trades-betas value")

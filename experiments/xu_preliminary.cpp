@@ -103,13 +103,9 @@ int main(int argc, char** argv) {
     spec.quick_what = "LeNet-5 on 5,000 real training images, 5 epochs, 5-step attacks, 1,000 test images";
     cli::FlagSet app{"classwise xu_preliminary: natural vs PGD-AT vs TRADES per class, PGD-20 at two radii (Xu et al. §2)",
                      "xu_preliminary"};
-    cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
-    study::add_study_flags(app, study_flags);
-    train::add_job_flags(app, base);
     // The paper's architecture and radius for this dataset, shown by --help and --print-config.
-    app.get("--arch").show_default();
-    app.get("--eps").show_default();
+    study::add_experiment_flags(app, base, spec, study_flags, {"--arch", "--eps"});
     study::add_methods_flag(app, methods);
     app.option("--low-eps", low_eps, "second PGD-20 radius of the final evaluation (Figure 1: 4/255 on CIFAR-10); "
                                          "none to skip")

@@ -30,4 +30,12 @@ void add_study_flags(cli::FlagSet& app, StudyFlags& flags) {
     app.option("--slurm-partition", flags.slurm_options.partition, "Slurm partition (default: the cluster's)");
 }
 
+void add_experiment_flags(cli::FlagSet& app, train::JobConfig& base, const cli::CommonSpec& spec, StudyFlags& study,
+                          const std::vector<std::string>& shown) {
+    cli::add_common_flags(app, base.common, spec);
+    add_study_flags(app, study);
+    train::add_job_flags(app, base);
+    for (const std::string& flag : shown) app.get(flag).show_default();
+}
+
 }  // namespace cw::study

@@ -10,7 +10,10 @@
 //   --slurm            write sbatch scripts to <out>/slurm/ (--slurm-gpus, --slurm-cpus, --slurm-time,
 //                      --slurm-partition) and print the command that submits them
 #include <string>
+#include <vector>
 
+#include "cli/common_flags.h"
+#include "jobs/job.h"
 #include "study/slurm.h"
 
 namespace cw::cli {
@@ -32,5 +35,11 @@ struct StudyFlags {
 };
 
 void add_study_flags(cli::FlagSet& app, StudyFlags& flags);
+
+// Every flag of an experiment binary but its own: the common ones (`spec`), the study's, and every job flag of the
+// base job its arms are made of. `shown`: job flags whose defaults are the paper's setting for the dataset (the
+// architecture, the radius), shown by --help and --print-config.
+void add_experiment_flags(cli::FlagSet& app, train::JobConfig& base, const cli::CommonSpec& spec, StudyFlags& study,
+                          const std::vector<std::string>& shown);
 
 }  // namespace cw::study
