@@ -125,19 +125,6 @@ void check_model_fits(const Args& a, const nn::Metadata& md, const data::Dataset
         out << "note: the model was trained on " << md.at("dataset") << "; this audit uses " << info.name << "\n";
 }
 
-// The first n images of `dataset` in batches of bs, in order.
-BatchSource first_images(std::shared_ptr<const data::Dataset> dataset, int64_t n, int64_t bs, Device device) {
-    BatchSource source;
-    source.num_batches = (n + bs - 1) / bs;
-    source.batch = [dataset, n, bs, device](int64_t b) {
-        std::vector<int64_t> idx;
-        for (int64_t i = b * bs; i < std::min(n, (b + 1) * bs); ++i) idx.push_back(i);
-        const data::Batch batch = data::make_batch(*dataset, idx, device);
-        return EvalBatch{batch.images, batch.labels, batch.indices};
-    };
-    return source;
-}
-
 EvalOptions audit_options(const Args& a, const nn::Metadata& md, const data::Dataset& dataset, int64_t n,
                           Device device, std::ostream& out) {
     EvalOptions opt;
@@ -187,7 +174,9 @@ int run(const Args& a, std::ostream& out) {
     model->eval();
 
     const int64_t n = a.n < 0 ? dataset->size() : std::min<int64_t>(a.n, dataset->size());
-    const BatchSource source = first_images(dataset, n, a.batch_size, device);
+    std::vector<int64_t> first_n(static_cast<size_t>(n));   // the first n images, as a job evaluates them
+    std::iota(first_n.begin(), first_n.end(), 0);
+    const BatchSource source = train::batches_of(dataset, first_n, a.batch_size, device);
     const EvalOptions opt = audit_options(a, md, *dataset, n, device, out);
     out << "audit: " << a.weights << " (" << opt.info.arch << ") on " << a.dataset << "/" << a.split << ", " << n
         << " samples in " << source.num_batches << " batches, eps " << eps << " (" << eps * 255 << "/255)"
@@ -206,8 +195,6 @@ int run(const Args& a, std::ostream& out) {
         co.severities = severities;
         co.data_dir = a.common.data_dir;
         co.batch_size = a.batch_size;
-        std::vector<int64_t> first_n(static_cast<size_t>(n));
-        std::iota(first_n.begin(), first_n.end(), 0);
         out << "common corruptions: " << corruptions.size() << " x " << severities.size() << " severities" << std::endl;
         evaluate_corruptions(*model, *dataset, first_n, co);
         out << "wrote " << co.out_dir << "/results.json and " << co.out_dir << "/records.csv" << std::endl;
