@@ -59,8 +59,9 @@ eval::EvalOptions evaluation_options(const JobConfig& job, const JobImages& imag
     return eo;
 }
 
-void evaluate_corruptions(nn::Module& model, const JobConfig& job, const FinalEvaluationPlan& plan,
-                          const JobImages& images, const eval::EvalOptions& eo, std::ostream& out) {
+// The common corruptions of one checkpoint, after its clean and attacked evaluation `eo`: into <eval dir>_corruptions.
+void evaluate_checkpoint_corruptions(nn::Module& model, const JobConfig& job, const FinalEvaluationPlan& plan,
+                                     const JobImages& images, const eval::EvalOptions& eo, std::ostream& out) {
     eval::CorruptionEvalOptions co = eval::corruption_options_like(eo, eo.out_dir + "_corruptions");
     co.corruptions = plan.corruptions;
     co.severities = plan.severities;
@@ -108,7 +109,7 @@ void evaluate_final_checkpoints(const JobConfig& job, const FinalEvaluationPlan&
         out << "wrote " << eo.out_dir << "/results.json\n";
         if (plan.corruptions.empty()) continue;
         out << "common corruptions of " << which << ":\n";
-        evaluate_corruptions(*model, job, plan, images, eo, out);
+        evaluate_checkpoint_corruptions(*model, job, plan, images, eo, out);
     }
 }
 
