@@ -3,6 +3,8 @@
 #include <iostream>
 #include <sstream>
 
+#include "eval/evaluator.h"
+#include "train/stop_signal.h"
 #include "util/format.h"
 
 namespace cw::cli {
@@ -87,6 +89,15 @@ int run_guarded(const std::string& program, const std::function<int()>& work) {
         return work();
     } catch (const ExitRequest& e) {
         return e.code;
+    } catch (const eval::EvalInterrupted& e) {
+        // An evaluation stopped by Ctrl-C or SIGTERM with its state saved (an experiment's pass after its study):
+        // the line says where, the code says which signal. Otherwise (a test's step limit) it is an error.
+        if (!train::stop_requested()) {
+            std::cerr << program << ": " << util::one_line(e.what()) << "\n";
+            return 1;
+        }
+        std::cout << e.what() << " — continue with --resume" << std::endl;
+        return train::stop_exit_code();
     } catch (const std::exception& e) {
         std::cerr << program << ": " << util::one_line(e.what()) << "\n";
         return 1;

@@ -58,7 +58,8 @@ std::string preset_text(const std::vector<std::pair<std::string, std::string>>& 
 #include "util/flags.h"
 namespace cw::cli {
 // Runs a binary's work: any exception becomes one line "<program>: <what>" on stderr and exit code 1; an
-// ExitRequest ends the work early with its code.
+// ExitRequest ends the work early with its code; an evaluation stopped by a signal (eval::EvalInterrupted while
+// train::stop_requested) says where it stopped, "continue with --resume", and exits 130 / 143.
 int run_guarded(const std::string& program, const std::function<int()>& work);
 
 // Thrown by work that has done all the program has to do before the program's own code ends (a study's --job,

@@ -55,8 +55,8 @@ struct Model {
 
 // --weights: an audit per checkpoint (protocols/checkpoint_eval.h: what `audit` does, plus --classes top:K), then the
 // Markdown summary a study writes, so every binary leaves one. Ctrl-C or SIGTERM stops it after the step in progress
-// with its state saved, as audit does: returns that signal's exit code, else 0.
-int audit_checkpoints(const std::vector<std::string>& weights, const cw::train::JobConfig& base,
+// with its state saved, as audit does (eval::EvalInterrupted, which cli::run_guarded reports with the signal's code).
+void audit_checkpoints(const std::vector<std::string>& weights, const cw::train::JobConfig& base,
                       const std::string& dataset_flag, bool eps_given, std::vector<Model>& models) {
     using namespace cw;
     const fs::path out(base.common.out);
@@ -67,7 +67,6 @@ int audit_checkpoints(const std::vector<std::string>& weights, const cw::train::
         protocols::CheckpointEval c = protocols::checkpoint_eval_like(base, weights[i], (out / names[i]).string());
         c.dataset = dataset_flag;   // empty: the checkpoint's own
         c.attacks = util::split_list(base.final_attacks);
-        c.should_stop = [] { return train::stop_requested() != 0; };
         const nn::Metadata md = nn::read_metadata(c.weights);
         const std::string ds = !c.dataset.empty() ? c.dataset : md.count("dataset") ? md.at("dataset") : "";
         // The dataset's evaluation radius unless --eps says otherwise (not the checkpoint's training ε: models
@@ -78,12 +77,7 @@ int audit_checkpoints(const std::vector<std::string>& weights, const cw::train::
         if (c.resume && fs::exists(fs::path(c.out_dir) / "results.json")) {
             std::cout << "finished before; skipped\n";
         } else {
-            try {
-                protocols::evaluate_checkpoint(c, std::cout);
-            } catch (const eval::EvalInterrupted& e) {   // a signal (c.should_stop)
-                std::cout << e.what() << " — continue with --resume" << std::endl;
-                return train::stop_exit_code();
-            }
+            protocols::evaluate_checkpoint(c, std::cout);   // a signal: EvalInterrupted, for cli::run_guarded
         }
         models.push_back({names[i], (fs::path(c.out_dir) / "results.json").string()});
         runs.push_back(report::load_run(c.out_dir));
@@ -91,7 +85,6 @@ int audit_checkpoints(const std::vector<std::string>& weights, const cw::train::
     const std::string table = report::markdown_table(report::compare_runs(runs, "", "pgd20"));
     util::write_file_atomic((out / "summary.md").string(), "# Audited checkpoints class by class (FAIR-TAT §4)\n\n" + table);
     std::cout << "\n" << table;
-    return 0;
 }
 
 // Per model and evaluation the three classes with the largest CFP, and the attacks' agreement: cfp_table.md
@@ -174,8 +167,7 @@ int main(int argc, char** argv) {
             for (const study::Arm& a : s.arms)
                 models.push_back({a.name, (fs::path(base.common.out) / a.name / "eval_last/results.json").string()});
         } else {
-            const int code = audit_checkpoints(weights, base, dataset_flag, app.get("--eps").given(), models);
-            if (code != 0) return code;
+            audit_checkpoints(weights, base, dataset_flag, app.get("--eps").given(), models);
         }
         write_cfp_tables(models, base.common.out);
         return 0;

@@ -1,5 +1,7 @@
 #include "protocols/checkpoint_eval.h"
 
+#include "train/stop_signal.h"
+
 #include <algorithm>
 #include <memory>
 #include <stdexcept>
@@ -29,6 +31,7 @@ CheckpointEval checkpoint_eval_like(const train::JobConfig& job, const std::stri
     c.resume = job.common.resume;
     c.experiment = job.experiment;
     c.command_line = job.common.command_line;
+    c.should_stop = [] { return train::stop_requested() != 0; };
     return c;
 }
 

@@ -35,8 +35,8 @@ struct CheckpointEval {
 };
 
 // `weights` evaluated as `job` evaluates its own checkpoints: its classes, data folder, first --eval-n test images,
-// evaluation batch size, device, seed, resume, experiment and command line; into `out_dir`. The dataset, radius and
-// attacks are the caller's to set.
+// evaluation batch size, device, seed, resume, experiment and command line; into `out_dir`; stopped by a signal
+// (train::stop_requested) under the caller's StopSignalScope. The dataset, radius and attacks are the caller's.
 CheckpointEval checkpoint_eval_like(const train::JobConfig& job, const std::string& weights, const std::string& out_dir);
 
 // Returns the results.json written. Throws one line naming the checkpoint or dataset on a problem (no metadata,

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "protocols/checkpoint_eval.h"
+#include "train/stop_signal.h"
 #include "util/split_list.h"
 
 namespace cw::protocols {
@@ -26,6 +27,8 @@ std::string second_radius_folder(const std::string& checkpoint, float eps) {
 
 std::vector<std::string> evaluate_second_radius(const train::JobConfig& job, float eps,
                                                 const std::vector<std::string>& attacks, std::ostream& log) {
+    // Ctrl-C or SIGTERM stops the evaluation in progress after its step, with its state saved (eval::EvalInterrupted).
+    train::StopSignalScope signals;
     std::vector<std::string> done;
     for (const std::string& which : util::split_list(job.final_checkpoints)) {
         const fs::path weights = fs::path(job.common.out) / (which + ".safetensors");

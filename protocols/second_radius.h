@@ -18,8 +18,9 @@ std::string radius_text(float eps);
 std::string second_radius_folder(const std::string& checkpoint, float eps);
 
 // Evaluates each of the job's final checkpoints that exists under `attacks` at `eps` (step eps/4, as the job's own
-// final attacks); with job.common.resume, a checkpoint whose results.json exists is skipped. Returns the folders
-// written or found.
+// final attacks); with job.common.resume, a checkpoint whose results.json exists is skipped, one begun resumes.
+// Returns the folders written or found. Ctrl-C or SIGTERM stops it after the step in progress with the state saved
+// (eval::EvalInterrupted; cli::run_guarded turns it into the line and exit code of a stopped run).
 std::vector<std::string> evaluate_second_radius(const train::JobConfig& job, float eps,
                                                 const std::vector<std::string>& attacks, std::ostream& log);
 

@@ -19,7 +19,7 @@ declare -A weight=(
     [test_walkthrough_doc]=19 [test_golden_models]=18 [test_benz_features_slurm]=14 [test_nn_models]=14
     [test_reproduction_script]=12 [test_train_job]=12 [test_experiments_frl]=11 [test_evaluator_audit]=9
     [test_experiments_cfp]=9 [test_benz_features_binary]=8 [test_benz_features_jobs]=8 [test_experiment_fairtat]=8
-    [test_study]=8 [test_experiments_xu]=6 [test_attacks_strength]=5 [test_benz_longtail]=4 [test_audit_signals]=9
+    [test_study]=8 [test_experiments_xu]=6 [test_attacks_strength]=5 [test_benz_longtail]=4 [test_audit_signals]=18
 )
 files=$("$bin" -# --list-tags | sed -n 's/.*\[#\([A-Za-z0-9_]*\)\].*/\1/p')
 [ -n "$files" ] || { echo "tests/run_shards.sh: $bin lists no file tags" >&2; exit 1; }

@@ -106,3 +106,47 @@ TEST_CASE("fairtat_cfp --weights: SIGTERM mid-attack saves the state and says so
     CHECK(fs::exists(dir / "cfp" / (dir.filename().string() + "_lenet5") / "eval_state.json"));   // <parent>_<stem>
     fs::remove_all(dir);
 }
+
+// xu_preliminary's second radius runs after its study, outside the study's signal scope: a SIGTERM there killed the
+// process at once, with no line (the evaluation's state of the last step was on disk, but nothing said so). Now it
+// stops after the step in progress, says where and how to continue, exits 143, and --resume finishes the pass with
+// the numbers of an uninterrupted run.
+TEST_CASE("xu_preliminary: SIGTERM in the second-radius pass saves the state and says so; --resume finishes it",
+          "[experiments][signals]") {
+    const fs::path dir = fresh_dir("cw_xu_signals");
+    fs::create_directories(dir);
+    auto xu = [&](const std::string& out, const std::string& extra) {
+        return "env CLASSWISE_THREADS=1 CLASSWISE_GNUPLOT=/nonexistent " +
+               (cw_test::repo_root() / "experiments/xu_preliminary").string() +
+               " --dataset synthetic --arch lenet5 --methods natural --train-n 100 --eval-n 300 --epoch-eval-n 20 "
+               "--batch-size 50 --eval-batch-size 10 --epochs 1 --eval-steps 2 --final-checkpoints last --device cpu "
+               "--out " + (dir / out).string() + extra;
+    };
+    {
+        Spawned p(xu("whole", ""));
+        const int code = p.finish();
+        INFO(p.text);
+        REQUIRE(code == 0);
+    }
+    {
+        Spawned p(xu("cut", ""));
+        REQUIRE(p.wait_for("test images, eps 4/255", 120));   // the second pass has begun
+        kill(p.pid, SIGTERM);
+        const int code = p.finish();
+        INFO(p.text);
+        REQUIRE(code == 143);
+        CHECK(p.text.find("evaluation stopped by a signal after step ") != std::string::npos);
+        CHECK(p.text.find("continue with --resume") != std::string::npos);
+        CHECK(fs::exists(dir / "cut/natural/eval_last_eps4/eval_state.json"));
+        CHECK(!fs::exists(dir / "cut/natural/eval_last_eps4/results.json"));
+        CHECK(!fs::exists(dir / "cut/xu_table.md"));
+    }
+    Spawned p(xu("cut", " --resume"));
+    const int code = p.finish();
+    INFO(p.text);
+    REQUIRE(code == 0);
+    CHECK(timeless(dir / "cut/natural/eval_last_eps4/results.json") ==
+          timeless(dir / "whole/natural/eval_last_eps4/results.json"));
+    CHECK(fs::exists(dir / "cut/xu_table.md"));
+    fs::remove_all(dir);
+}
