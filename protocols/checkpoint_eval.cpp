@@ -1,9 +1,8 @@
 #include "protocols/checkpoint_eval.h"
 
-#include "train/stop_signal.h"
-
 #include <algorithm>
 #include <memory>
+#include <numeric>
 #include <stdexcept>
 
 #include "attacks/registry.h"
@@ -15,6 +14,7 @@
 #include "eval/evaluator.h"
 #include "nn/checkpoint.h"
 #include "jobs/job.h"
+#include "train/stop_signal.h"
 
 namespace cw::protocols {
 
@@ -76,14 +76,9 @@ nlohmann::json evaluate_checkpoint(const CheckpointEval& c, std::ostream& log) {
 
     const int64_t n = c.n > 0 ? std::min(c.n, test->size()) : test->size();
     const int64_t bs = c.batch_size;
-    eval::BatchSource source;
-    source.num_batches = (n + bs - 1) / bs;
-    source.batch = [test, n, bs, device](int64_t b) {
-        std::vector<int64_t> idx;
-        for (int64_t i = b * bs; i < std::min(n, (b + 1) * bs); ++i) idx.push_back(i);
-        const data::Batch batch = data::make_batch(*test, idx, device);
-        return eval::EvalBatch{batch.images, batch.labels, batch.indices};
-    };
+    std::vector<int64_t> first_n(static_cast<size_t>(n));   // the first n images, as a job evaluates them
+    std::iota(first_n.begin(), first_n.end(), 0);
+    const eval::BatchSource source = train::batches_of(test, first_n, bs, device);
 
     eval::EvalOptions eo;
     eo.info.experiment = c.experiment;
