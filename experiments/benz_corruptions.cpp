@@ -26,6 +26,7 @@
 #include "report/figure_heatmap.h"
 #include "report/html.h"
 #include "report/run_data.h"
+#include "study/run_sets.h"
 #include "study/study.h"
 #include "util/flags.h"
 #include "util/split_list.h"
@@ -79,19 +80,22 @@ report::Figure class_heatmap(const std::vector<std::string>& classes, const prot
     return report::heatmap_figure(h);
 }
 
-// The ranking analysis, from each arm's evaluations of the compared checkpoint (under attack and under the
-// corruptions): corruption_ranking.md / .json / .html, with figures when gnuplot is there, linked from the summary.
-void write_corruption_ranking(const study::Study& s, const std::string& severities, const std::string& out_dir) {
-    const fs::path out(out_dir);
+// The ranking analysis of one set of runs (study/run_sets.h), from each arm's evaluations of the compared checkpoint
+// (under attack and under the corruptions): corruption_ranking.md / .json / .html in the set's folder, with figures
+// when gnuplot is there, linked from the study's summary.
+void write_corruption_ranking(const study::Study& s, const std::string& severities, const study::RunSet& set) {
+    const fs::path out(set.out);
+    fs::create_directories(out);
+    const std::string title = set.titled(s.title);
     const std::string& checkpoint = s.checkpoint;
     std::vector<protocols::ArmCorruptions> parts;
     std::vector<protocols::CorruptionRanking> ranks;
     std::vector<std::string> classes;
     std::string natural, adversarial;
     for (const study::Arm& a : s.arms) {
-        const std::string attack_file = (out / a.name / ("eval_" + checkpoint) / "results.json").string();
+        const std::string attack_file = (fs::path(set.dir(a.name)) / ("eval_" + checkpoint) / "results.json").string();
         const std::string corr_file =
-            (out / a.name / ("eval_" + checkpoint + "_corruptions") / "results.json").string();
+            (fs::path(set.dir(a.name)) / ("eval_" + checkpoint + "_corruptions") / "results.json").string();
         const nlohmann::json attack_results = report::load_results_json(attack_file);
         classes = attack_results.at("classes").get<std::vector<std::string>>();
         parts.push_back(protocols::read_arm_corruptions(a.name, attack_results, s.attack, attack_file,
@@ -101,7 +105,7 @@ void write_corruption_ranking(const study::Study& s, const std::string& severiti
         else if (a.job.method != "natural" && adversarial.empty()) adversarial = a.name;
     }
     const std::string md =
-        "# " + s.title + "\n\nCheckpoint " + checkpoint + "; accuracies in %, each corruption's severities (" +
+        "# " + title + "\n\nCheckpoint " + checkpoint + "; accuracies in %, each corruption's severities (" +
         severities + ") pooled; a corruption is scored by plain accuracy on the corrupted image, the attack by "
         "AutoAttack's rule. average = per class, the mean over the corruptions. ρ = Spearman's rank correlation "
         "of two per-class accuracy vectors (– where one side is constant, e.g. a natural model at 0% under "
@@ -118,13 +122,14 @@ void write_corruption_ranking(const study::Study& s, const std::string& severiti
             figures += report::html_figure(report::render(class_heatmap(classes, parts[i], ranks[i], s.attack), dir),
                                            out.string());
     }
-    const std::string body = "<h1>" + report::html_escape(s.title) + "</h1>\n<p>The tables: <a "
+    const std::string body = "<h1>" + report::html_escape(title) + "</h1>\n<p>The tables: <a "
                              "href=\"corruption_ranking.md\">corruption_ranking.md</a> (and .json); the arms side "
-                             "by side: <a href=\"compare.html\">compare.html</a>.</p>\n" + figures;
-    util::write_file_atomic((out / "corruption_ranking.html").string(), report::html_page(s.title, body));
-    protocols::append_to_summary(out.string(), "Corruptions per class and their ranking against " + s.attack +
-                                               ": [corruption_ranking.md](corruption_ranking.md), "
-                                               "[corruption_ranking.html](corruption_ranking.html) (figures in figures/).\n");
+                             "by side: <a href=\"" + set.up + "compare.html\">compare.html</a>.</p>\n" + figures;
+    util::write_file_atomic((out / "corruption_ranking.html").string(), report::html_page(title, body));
+    protocols::append_to_summary(set.study_out, set.titled("Corruptions per class and their ranking against " + s.attack) +
+                                                    ": [corruption_ranking.md](" + set.link + "corruption_ranking.md), "
+                                                    "[corruption_ranking.html](" + set.link + "corruption_ranking.html) "
+                                                    "(figures in " + set.link + "figures/).\n");
     std::cout << "\n" << md << "wrote " << (out / "corruption_ranking.md").string() << ", .json and .html\n";
 }
 
@@ -190,7 +195,8 @@ int main(int argc, char** argv) {
         s.checkpoint = checkpoint;
         if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
 
-        write_corruption_ranking(s, severities, base.common.out);
+        for (const study::RunSet& set : study::run_sets(s, base.common, study_flags))
+            write_corruption_ranking(s, severities, set);
         return 0;
     });
 }

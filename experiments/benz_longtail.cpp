@@ -28,6 +28,7 @@
 #include "report/figure_bars.h"
 #include "report/html.h"
 #include "report/run_data.h"
+#include "study/run_sets.h"
 #include "study/study.h"
 #include "util/flags.h"
 #include "util/split_list.h"
@@ -78,14 +79,17 @@ std::vector<std::string> kept_class_names(const train::JobConfig& base, const st
     return classes;
 }
 
-// The critical-class view from each arm's last checkpoint: longtail_table.md / .json, longtail.html (with the
-// change-per-class figure when gnuplot is there) and a link from the study's summary.
-void write_critical_tables(const study::Study& s, int critical, const std::string& out_dir) {
-    const fs::path out(out_dir);
+// The critical-class view from each arm's last checkpoint, for one set of runs (study/run_sets.h): longtail_table.md
+// / .json, longtail.html (with the change-per-class figure when gnuplot is there) in the set's folder, and a link
+// from the study's summary.
+void write_critical_tables(const study::Study& s, int critical, const study::RunSet& set) {
+    const fs::path out(set.out);
+    fs::create_directories(out);
+    const std::string title = set.titled(s.title);
     std::vector<protocols::ArmAccuracy> clean, robust;
     std::vector<std::string> classes;
     for (const study::Arm& a : s.arms) {
-        const std::string file = (out / a.name / "eval_last" / "results.json").string();
+        const std::string file = (fs::path(set.dir(a.name)) / "eval_last" / "results.json").string();
         const nlohmann::json r = report::load_results_json(file);
         classes = r.at("classes").get<std::vector<std::string>>();
         const nlohmann::json* c = report::find_evaluation(r, "clean");
@@ -110,7 +114,7 @@ void write_critical_tables(const study::Study& s, int critical, const std::strin
         "**. average = class mean; worst class = the lowest class of that arm; others' mean Δ = mean change of "
         "the classes other than " + name + " (scenario 2's cost). cs_equal is scenario 1 (no critical class): "
         "read its worst class and spread.\n\n";
-    const std::string md = "# " + s.title + "\n\n" + intro + "## Under " + s.attack + "\n\n" +
+    const std::string md = "# " + title + "\n\n" + intro + "## Under " + s.attack + "\n\n" +
                            protocols::critical_markdown(tr, classes) + "\n## Clean\n\n" +
                            protocols::critical_markdown(tc, classes) + "\n## Every class\n\n" +
                            protocols::critical_per_class_markdown(classes, critical, labels, columns);
@@ -127,17 +131,18 @@ void write_critical_tables(const study::Study& s, int critical, const std::strin
         figure_html = report::html_figure(f, out.string());
     }
     const std::string body =
-        std::string(kCriticalStyle) + "<h1>" + report::html_escape(s.title) + "</h1>\n<p>Last checkpoint; changes "
+        std::string(kCriticalStyle) + "<h1>" + report::html_escape(title) + "</h1>\n<p>Last checkpoint; changes "
         "in points against pgd_at; the critical class (" + report::html_escape(name) + ") highlighted. "
-        "<a href=\"compare.html\">All arms side by side</a>, <a href=\"longtail_table.md\">the tables as "
+        "<a href=\"" + set.up + "compare.html\">All arms side by side</a>, <a href=\"longtail_table.md\">the tables as "
         "Markdown</a>.</p>\n<h2>Under " + report::html_escape(s.attack) + "</h2>\n" +
         protocols::critical_html(tr, classes) + "<h2>Clean</h2>\n" + protocols::critical_html(tc, classes) +
         figure_html + "<h2>Every class</h2>\n" +
         protocols::critical_per_class_html(classes, critical, labels, columns);
-    util::write_file_atomic((out / "longtail.html").string(), report::html_page(s.title, body));
+    util::write_file_atomic((out / "longtail.html").string(), report::html_page(title, body));
     // The study's summary links the critical-class view.
-    protocols::append_to_summary(out.string(), "Critical class " + name + ": [longtail_table.md](longtail_table.md), "
-                                               "[longtail.html](longtail.html).\n");
+    protocols::append_to_summary(set.study_out, set.titled("Critical class " + name) + ": [longtail_table.md](" +
+                                                    set.link + "longtail_table.md), [longtail.html](" + set.link +
+                                                    "longtail.html).\n");
     std::cout << "\n" << md << "\nwrote " << (out / "longtail_table.md").string() << ", "
               << (out / "longtail_table.json").string() << " and " << (out / "longtail.html").string() << "\n";
 }
@@ -203,7 +208,8 @@ int main(int argc, char** argv) {
         std::cout << "critical class: " << classes[static_cast<size_t>(critical)] << " (index " << critical << ")\n";
         if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
 
-        write_critical_tables(s, critical, base.common.out);
+        for (const study::RunSet& set : study::run_sets(s, base.common, study_flags))
+            write_critical_tables(s, critical, set);
         return 0;
     });
 }

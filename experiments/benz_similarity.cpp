@@ -21,11 +21,59 @@
 #include "protocols/class_similarity.h"
 #include "protocols/cpu_quick_recipe.h"
 #include "report/run_data.h"
+#include "study/run_sets.h"
 #include "study/study.h"
 #include "util/flags.h"
 #include "util/split_list.h"
 
 namespace fs = std::filesystem;
+
+namespace {
+
+using namespace cw;
+
+// The similarity analysis of one set of runs (study/run_sets.h), from each arm's last evaluation: similarity.md /
+// .json and the scatter figures in the set's folder, linked from the study's summary.
+void write_similarity(const study::Study& s, const study::RunSet& set, const std::string& dataset) {
+    const std::string& out = set.out;
+    fs::create_directories(out);
+    const std::string title = set.titled(s.title);
+    std::string md = "# Confusion structure and cross-class similarity (Benz et al. §3.2)\n\n" + title +
+                     ".\n\nLast checkpoint, clean and " + s.attack + ". Cross-class similarity: the cosine of the "
+                     "classes' mean logit vectors; mean_other / max_other: a class's mean / largest similarity to "
+                     "the other classes. Errors: 1 − per-class accuracy. Chance share: the share of errors inside the "
+                     "true superclass if each class's errors fell evenly on the other classes.\n\n";
+    nlohmann::json json = {{"title", title}, {"attack", s.attack}, {"arms", nlohmann::json::object()}};
+    std::vector<report::Figure> figs;
+    std::string links;
+    bool superclasses = false;
+    for (const study::Arm& a : s.arms) {
+        const std::string file = (fs::path(set.dir(a.name)) / "eval_last" / "results.json").string();
+        const protocols::SimilarityAnalysis an =
+            protocols::analyse_similarity(report::load_results_json(file), s.attack, file);
+        superclasses |= an.clean.superclass.has_value();
+        md += protocols::similarity_markdown(a.name, an);
+        json["arms"][a.name] = protocols::similarity_json(an);
+        figs.push_back(protocols::similarity_scatter("benz_similarity_vs_error_" + a.name, a.name, an));
+        links += "- " + set.titled(a.name) + ": [its run report](" + fs::relative(set.dir(a.name), set.study_out).string() +
+                 "/report.html) (confusion and cosine-similarity heatmaps" +
+                 (an.clean.superclass ? ", superclass confusion" : "") + ")\n";
+    }
+    if (!superclasses) md += "No superclasses in " + dataset + ": the superclass part needs CIFAR-100.\n";
+    util::write_file_atomic((fs::path(out) / "similarity.md").string(), md);
+    util::write_file_atomic((fs::path(out) / "similarity.json").string(), json.dump(2) + "\n");
+    const std::vector<std::string> drawn = protocols::render_figures(figs, out);
+    for (size_t i = 0; i < drawn.size(); ++i)
+        links += "- " + set.titled(s.arms[i].name) + ": [similarity against error, per class](" + set.link + drawn[i] + ")\n";
+    protocols::append_to_summary(set.study_out, "## " + set.titled("Benz et al. §3.2: confusion structure and "
+                                                                   "cross-class similarity") +
+                                                    "\n\n- [similarity.md](" + set.link + "similarity.md), [similarity.json](" +
+                                                    set.link + "similarity.json)\n" + links);
+    std::cout << "\n" << md << "wrote " << (fs::path(out) / "similarity.md").string()
+              << ", similarity.json, and the links in summary.md\n";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     using namespace cw;
@@ -64,37 +112,8 @@ int main(int argc, char** argv) {
         s.attack = attacks.front();
         if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
 
-        const std::string out = base.common.out;
-        std::string md = "# Confusion structure and cross-class similarity (Benz et al. §3.2)\n\n" + s.title +
-                         ".\n\nLast checkpoint, clean and " + s.attack + ". Cross-class similarity: the cosine of the "
-                         "classes' mean logit vectors; mean_other / max_other: a class's mean / largest similarity to "
-                         "the other classes. Errors: 1 − per-class accuracy. Chance share: the share of errors inside the "
-                         "true superclass if each class's errors fell evenly on the other classes.\n\n";
-        nlohmann::json json = {{"title", s.title}, {"attack", s.attack}, {"arms", nlohmann::json::object()}};
-        std::vector<report::Figure> figs;
-        std::string links;
-        bool superclasses = false;
-        for (const study::Arm& a : s.arms) {
-            const std::string file = (fs::path(out) / a.name / "eval_last" / "results.json").string();
-            const protocols::SimilarityAnalysis an =
-                protocols::analyse_similarity(report::load_results_json(file), s.attack, file);
-            superclasses |= an.clean.superclass.has_value();
-            md += protocols::similarity_markdown(a.name, an);
-            json["arms"][a.name] = protocols::similarity_json(an);
-            figs.push_back(protocols::similarity_scatter("benz_similarity_vs_error_" + a.name, a.name, an));
-            links += "- " + a.name + ": [its run report](" + a.name + "/report.html) (confusion and cosine-similarity "
-                     "heatmaps" + (an.clean.superclass ? ", superclass confusion" : "") + ")\n";
-        }
-        if (!superclasses) md += "No superclasses in " + base.data.dataset + ": the superclass part needs CIFAR-100.\n";
-        util::write_file_atomic((fs::path(out) / "similarity.md").string(), md);
-        util::write_file_atomic((fs::path(out) / "similarity.json").string(), json.dump(2) + "\n");
-        const std::vector<std::string> drawn = protocols::render_figures(figs, out);
-        for (size_t i = 0; i < drawn.size(); ++i)
-            links += "- " + s.arms[i].name + ": [similarity against error, per class](" + drawn[i] + ")\n";
-        protocols::append_to_summary(out, "## Benz et al. §3.2: confusion structure and cross-class similarity\n\n"
-                                          "- [similarity.md](similarity.md), [similarity.json](similarity.json)\n" + links);
-        std::cout << "\n" << md << "wrote " << (fs::path(out) / "similarity.md").string()
-                  << ", similarity.json, and the links in summary.md\n";
+        for (const study::RunSet& set : study::run_sets(s, base.common, study_flags))
+            write_similarity(s, set, base.data.dataset);
         return 0;
     });
 }

@@ -22,11 +22,64 @@
 #include "protocols/class_trends.h"
 #include "protocols/cpu_quick_recipe.h"
 #include "report/run_data.h"
+#include "study/run_sets.h"
 #include "study/study.h"
 #include "util/flags.h"
 #include "util/split_list.h"
 
 namespace fs = std::filesystem;
+
+namespace {
+
+using namespace cw;
+
+// The trends of one set of runs (study/run_sets.h), from each arm's history.csv: trends.md / .json and the worst-class
+// timelines in the set's folder, linked from the study's summary with the arms' own figures.
+void write_trends(const study::Study& s, const study::RunSet& set) {
+    const std::string& out = set.out;
+    fs::create_directories(out);
+    const std::string title = set.titled(s.title);
+    std::string md = "# Per-class trends during training (Benz et al. §3.1)\n\n" + title +
+                     ".\n\nFrom each arm's history.csv (the per-epoch evaluation on the test subset). Worst class: "
+                     "the lowest per-class accuracy (lowest index on ties); stable from: the first epoch of the "
+                     "final unbroken run of the last worst class; ρ: Spearman's rank correlation of the per-class "
+                     "accuracies; spread: best − worst class.\n\n";
+    nlohmann::json json = {{"title", title}, {"arms", nlohmann::json::object()}};
+    std::vector<report::Figure> figs;
+    std::vector<std::string> fig_arms;
+    std::string links;
+    for (const study::Arm& a : s.arms) {
+        const fs::path dir = set.dir(a.name);
+        const report::RunData run = report::load_run(dir.string());
+        if (!run.history) throw std::runtime_error((dir / "history.csv").string() + " not found");
+        std::vector<protocols::TrendAnalysis> trends;
+        for (const auto& series : protocols::history_series(*run.history, run.classes.size(), (dir / "history.csv").string()))
+            trends.push_back(protocols::analyse_trend(series));
+        md += protocols::trends_markdown(a.name, trends, run.classes);
+        nlohmann::json arm = nlohmann::json::array();
+        for (const auto& t : trends) arm.push_back(protocols::trend_json(t, run.classes));
+        json["arms"][a.name] = arm;
+        if (!trends.empty()) {
+            figs.push_back(protocols::worst_class_timeline("benz_worst_class_" + a.name, a.name, trends, run.classes));
+            fig_arms.push_back(a.name);
+        }
+        const std::string label = a.job.method == "natural" ? "Fig. 1, " + a.name
+                                  : a.job.method == "pgd_at" ? "Fig. 2, " + a.name : a.name;
+        links += protocols::arm_figure_links(set.study_out, fs::relative(dir, set.study_out).string(), set.titled(label));
+    }
+    util::write_file_atomic((fs::path(out) / "trends.md").string(), md);
+    util::write_file_atomic((fs::path(out) / "trends.json").string(), json.dump(2) + "\n");
+    const std::vector<std::string> drawn = protocols::render_figures(figs, out);
+    for (size_t i = 0; i < drawn.size(); ++i)
+        links += "- " + set.titled(fig_arms[i]) + ": [worst class per epoch](" + set.link + drawn[i] + ")\n";
+    protocols::append_to_summary(set.study_out, "## " + set.titled("Benz et al. §3.1: trends and Figures 1-2") +
+                                                    "\n\n- [trends.md](" + set.link + "trends.md), [trends.json](" +
+                                                    set.link + "trends.json)\n" + links);
+    std::cout << "\n" << md << "wrote " << (fs::path(out) / "trends.md").string() << ", trends.json, and the links "
+              << "in summary.md\n";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     using namespace cw;
@@ -68,44 +121,7 @@ int main(int argc, char** argv) {
         s.attack = attacks.front();
         if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
 
-        // ---- the trends, from each arm's history.csv --------------------------------------------------------------
-        const std::string out = base.common.out;
-        std::string md = "# Per-class trends during training (Benz et al. §3.1)\n\n" + s.title +
-                         ".\n\nFrom each arm's history.csv (the per-epoch evaluation on the test subset). Worst class: "
-                         "the lowest per-class accuracy (lowest index on ties); stable from: the first epoch of the "
-                         "final unbroken run of the last worst class; ρ: Spearman's rank correlation of the per-class "
-                         "accuracies; spread: best − worst class.\n\n";
-        nlohmann::json json = {{"title", s.title}, {"arms", nlohmann::json::object()}};
-        std::vector<report::Figure> figs;
-        std::vector<std::string> fig_arms;
-        std::string links;
-        for (const study::Arm& a : s.arms) {
-            const fs::path dir = fs::path(out) / a.name;
-            const report::RunData run = report::load_run(dir.string());
-            if (!run.history) throw std::runtime_error((dir / "history.csv").string() + " not found");
-            std::vector<protocols::TrendAnalysis> trends;
-            for (const auto& series : protocols::history_series(*run.history, run.classes.size(), (dir / "history.csv").string()))
-                trends.push_back(protocols::analyse_trend(series));
-            md += protocols::trends_markdown(a.name, trends, run.classes);
-            nlohmann::json arm = nlohmann::json::array();
-            for (const auto& t : trends) arm.push_back(protocols::trend_json(t, run.classes));
-            json["arms"][a.name] = arm;
-            if (!trends.empty()) {
-                figs.push_back(protocols::worst_class_timeline("benz_worst_class_" + a.name, a.name, trends, run.classes));
-                fig_arms.push_back(a.name);
-            }
-            const std::string label = a.job.method == "natural" ? "Fig. 1, " + a.name
-                                      : a.job.method == "pgd_at" ? "Fig. 2, " + a.name : a.name;
-            links += protocols::arm_figure_links(out, a.name, label);
-        }
-        util::write_file_atomic((fs::path(out) / "trends.md").string(), md);
-        util::write_file_atomic((fs::path(out) / "trends.json").string(), json.dump(2) + "\n");
-        const std::vector<std::string> drawn = protocols::render_figures(figs, out);
-        for (size_t i = 0; i < drawn.size(); ++i) links += "- " + fig_arms[i] + ": [worst class per epoch](" + drawn[i] + ")\n";
-        protocols::append_to_summary(out, "## Benz et al. §3.1: trends and Figures 1-2\n\n- [trends.md](trends.md), "
-                                          "[trends.json](trends.json)\n" + links);
-        std::cout << "\n" << md << "wrote " << (fs::path(out) / "trends.md").string() << ", trends.json, and the links "
-                  << "in summary.md\n";
+        for (const study::RunSet& set : study::run_sets(s, base.common, study_flags)) write_trends(s, set);
         return 0;
     });
 }

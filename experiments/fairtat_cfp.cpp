@@ -26,6 +26,7 @@
 #include "protocols/cpu_quick_recipe.h"
 #include "report/comparison.h"
 #include "report/run_data.h"
+#include "study/run_sets.h"
 #include "study/study.h"
 #include "util/flags.h"
 #include "util/split_list.h"
@@ -91,6 +92,7 @@ void audit_checkpoints(const std::vector<std::string>& weights, const cw::train:
 // (printed) and cfp.csv.
 void write_cfp_tables(const std::vector<Model>& models, const fs::path& out) {
     using namespace cw;
+    fs::create_directories(out);
     std::vector<protocols::ModelCfp> cfps;
     for (const Model& m : models) {
         const fs::path records_file = fs::path(m.results).parent_path() / "records.csv";
@@ -156,20 +158,24 @@ int main(int argc, char** argv) {
         .existing_file();
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;
     return cli::run_guarded("fairtat_cfp", [&] {
-        std::vector<Model> models;
-        if (weights.empty()) {
-            study::Study s;
-            s.title = base.data.dataset + ", " + (base.arch.empty() ? train::default_arch(dataset) : base.arch) +
-                      ": robust models class by class under attack (FAIR-TAT §4)";
-            s.arms = study::arms_for_methods("--methods", methods, base);
-            s.attack = "pgd20";
-            if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
-            for (const study::Arm& a : s.arms)
-                models.push_back({a.name, (fs::path(base.common.out) / a.name / "eval_last/results.json").string()});
-        } else {
+        if (!weights.empty()) {
+            std::vector<Model> models;
             audit_checkpoints(weights, base, dataset_flag, app.get("--eps").given(), models);
+            write_cfp_tables(models, base.common.out);
+            return 0;
         }
-        write_cfp_tables(models, base.common.out);
+        study::Study s;
+        s.title = base.data.dataset + ", " + (base.arch.empty() ? train::default_arch(dataset) : base.arch) +
+                  ": robust models class by class under attack (FAIR-TAT §4)";
+        s.arms = study::arms_for_methods("--methods", methods, base);
+        s.attack = "pgd20";
+        if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
+        for (const study::RunSet& set : study::run_sets(s, base.common, study_flags)) {   // per seed with --seeds
+            std::vector<Model> models;
+            for (const study::Arm& a : s.arms)
+                models.push_back({a.name, (fs::path(set.dir(a.name)) / "eval_last/results.json").string()});
+            write_cfp_tables(models, set.out);
+        }
         return 0;
     });
 }

@@ -24,6 +24,7 @@
 #include "protocols/frl_violation.h"
 #include "protocols/gtsrb_recipe.h"
 #include "report/run_data.h"
+#include "study/run_sets.h"
 #include "study/study.h"
 #include "util/flags.h"
 #include "util/split_list.h"
@@ -78,14 +79,15 @@ std::vector<study::Arm> frl_arms(const train::JobConfig& base, const std::string
     return arms;
 }
 
-// Table 1 from the arms' last models, Figure 3 from the FRL arms' histories: <out>/frl_table.md, max_violation.csv.
-void write_table1_and_figure3(const study::Study& s, const std::string& out_dir) {
+// Table 1 from the arms' last models, Figure 3 from the FRL arms' histories, for one set of runs (study/run_sets.h):
+// frl_table.md and max_violation.csv in the set's folder.
+void write_table1_and_figure3(const study::Study& s, const study::RunSet& set) {
     std::vector<protocols::ErrorRow> rows;
     std::vector<std::string> classes;
     std::vector<protocols::RunViolations> violations;
     std::string figure3;
     for (const study::Arm& a : s.arms) {
-        const std::string dir = (fs::path(out_dir) / a.name).string();
+        const std::string& dir = set.dir(a.name);
         const std::string file = dir + "/eval_last/results.json";
         const nlohmann::json r = report::load_results_json(file);
         classes = r.at("classes").get<std::vector<std::string>>();
@@ -94,12 +96,13 @@ void write_table1_and_figure3(const study::Study& s, const std::string& out_dir)
         violations.push_back({a.name, protocols::read_max_violations(dir)});
         figure3 += "### " + a.name + "\n\n" + protocols::max_violations_markdown(violations.back(), classes) + "\n";
     }
-    const std::string md = "# " + s.title + "\n\nLast checkpoints; errors in % (std = clean, bdy = boundary = "
+    const std::string md = "# " + set.titled(s.title) + "\n\nLast checkpoints; errors in % (std = clean, bdy = boundary = "
                            "clean accuracy − PGD-20 accuracy, rob = PGD-20); avg over samples, worst over classes."
                            "\n\n## Table 1\n\n" + protocols::error_table_markdown(rows, classes) +
                            "\n## Figure 3: largest constraint violation per epoch (measured on the validation split "
                            "at the start of the epoch; ≤ 0: every class meets it)\n\n" + figure3;
-    const fs::path out(out_dir);
+    const fs::path out(set.out);
+    fs::create_directories(out);
     util::write_file_atomic((out / "frl_table.md").string(), md);
     util::write_file_atomic((out / "max_violation.csv").string(), protocols::max_violations_csv(violations, classes));
     std::cout << "\n" << md << "wrote " << (out / "frl_table.md").string() << " and "
@@ -179,7 +182,7 @@ int main(int argc, char** argv) {
         s.attack = "pgd20";
         s.arms = frl_arms(base, methods, trades_betas, FineTune{finetune_epochs, finetune_lr, hot_start});
         if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
-        write_table1_and_figure3(s, base.common.out);
+        for (const study::RunSet& set : study::run_sets(s, base.common, study_flags)) write_table1_and_figure3(s, set);
         return 0;
     });
 }

@@ -21,6 +21,7 @@
 #include "protocols/gtsrb_recipe.h"
 #include "protocols/second_radius.h"
 #include "report/run_data.h"
+#include "study/run_sets.h"
 #include "study/study.h"
 #include "util/flags.h"
 
@@ -28,9 +29,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Each arm's last checkpoint evaluated at the second radius (unless `second` is 0), then Figure 1 (every class) and
-// Table 3 (average, worst and best class): <out>/xu_table.md and per_class.csv.
-void write_figure1_and_table3(const cw::study::Study& s, const cw::train::JobConfig& base, float eps, float second) {
+// For one set of runs (study/run_sets.h): each arm's last checkpoint evaluated at the second radius (unless `second`
+// is 0), then Figure 1 (every class) and Table 3 (average, worst and best class): xu_table.md and per_class.csv in
+// the set's folder.
+void write_figure1_and_table3(const cw::study::Study& s, const cw::train::JobConfig& base, const cw::study::RunSet& set,
+                              float eps, float second) {
     using namespace cw;
     std::vector<protocols::ClassColumn> columns;
     std::vector<std::string> classes;
@@ -38,7 +41,8 @@ void write_figure1_and_table3(const cw::study::Study& s, const cw::train::JobCon
     for (const study::Arm& a : s.arms) {
         train::JobConfig job = a.job;
         job.common = base.common;
-        job.common.out = (fs::path(base.common.out) / a.name).string();
+        job.common.out = set.dir(a.name);
+        job.common.seed = set.run_seed;   // the seed the arm's own final evaluation used
         if (second > 0) protocols::evaluate_second_radius(job, second, {"pgd20"}, std::cout);
         const std::string file = job.common.out + "/eval_last/results.json";
         const nlohmann::json r = report::load_results_json(file);
@@ -51,15 +55,16 @@ void write_figure1_and_table3(const cw::study::Study& s, const cw::train::JobCon
                                                       "pgd20", low));
         }
     }
-    const std::string md = "# " + s.title + "\n\nLast checkpoint; accuracies in %; PGD-20 with α = ε/4 and one random "
+    const std::string md = "# " + set.titled(s.title) + "\n\nLast checkpoint; accuracies in %; PGD-20 with α = ε/4 and one random "
                            "start.\n\n## Average, worst and best class (Table 3)\n\n" +
                            protocols::extremes_markdown(classes, columns) + "\n## Every class (Figure 1)\n\n" +
                            protocols::per_class_markdown(classes, columns);
-    util::write_file_atomic((fs::path(base.common.out) / "xu_table.md").string(), md);
-    util::write_file_atomic((fs::path(base.common.out) / "per_class.csv").string(),
-                            protocols::per_class_csv(classes, columns));
-    std::cout << "\n" << md << "\nwrote " << (fs::path(base.common.out) / "xu_table.md").string() << " and "
-              << (fs::path(base.common.out) / "per_class.csv").string() << "\n";
+    const fs::path out(set.out);
+    fs::create_directories(out);
+    util::write_file_atomic((out / "xu_table.md").string(), md);
+    util::write_file_atomic((out / "per_class.csv").string(), protocols::per_class_csv(classes, columns));
+    std::cout << "\n" << md << "\nwrote " << (out / "xu_table.md").string() << " and " << (out / "per_class.csv").string()
+              << "\n";
 }
 
 }  // namespace
@@ -121,7 +126,8 @@ int main(int argc, char** argv) {
         s.attack = "pgd20";
         if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;
 
-        write_figure1_and_table3(s, base, eps, second);
+        for (const study::RunSet& set : study::run_sets(s, base.common, study_flags))
+            write_figure1_and_table3(s, base, set, eps, second);
         return 0;
     });
 }
