@@ -165,8 +165,7 @@ int main(int argc, char** argv) {
             return 0;
         }
         study::Study s;
-        s.title = base.data.dataset + ", " + (base.arch.empty() ? train::default_arch(dataset) : base.arch) +
-                  ": robust models class by class under attack (FAIR-TAT §4)";
+        s.title = study::data_and_model(base) + ": robust models class by class under attack (FAIR-TAT §4)";
         s.arms = study::arms_for_methods("--methods", methods, base);
         s.attack = "pgd20";
         if (const int code = study::run_study(s, base.common, std::cout, study_flags); code != 0) return code;

@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
         const float eps = base.eps.empty() ? train::default_eps(base.data.dataset) : eval::parse_fraction("--eps", base.eps);
         const float second = low_eps == "none" ? 0.f : eval::parse_fraction("--low-eps", low_eps);
         study::Study s;
-        s.title = base.data.dataset + ", " + (base.arch.empty() ? train::default_arch(dataset) : base.arch) +
+        s.title = study::data_and_model(base) +
                   ": per-class accuracy after natural, PGD and TRADES adversarial training (Xu et al. §2)";
         s.arms = study::arms_for_methods("--methods", methods, base);
         s.attack = "pgd20";
