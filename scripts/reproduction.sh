@@ -84,6 +84,10 @@ arm_flags() {  # arm dataset seed
     esac
 }
 checkpoints_of() { case $1 in cfa_*|fair_tat_ema) echo last,best_robust,ema_last ;; *) echo last,best_robust ;; esac; }
+# An arm that trains another arm's weights: CFA-AT + EMA is CFA-AT's command but for the average it keeps beside the
+# model, never trained on, so its last model is CFA-AT's (their last and best_robust evaluations agree on every seed).
+# The autoattack phase, which attacks the last model, attacks it once, as the other arm.
+same_weights_as() { case $1 in cfa_at_ema) echo cfa_at ;; esac; }
 
 # The pilot: PGD-AT alone, 3 seeds, at the protocol's setting, to check its two criteria (worst class >= 10% PGD-20
 # on average; the last two epochs within one point). Its runs are the study's PGD-AT seeds 0-2 (same folders), so
@@ -94,7 +98,11 @@ jobs() {
         case $phase in
             pilot) for s in 0 1 2; do echo "$ds pgd_at $s"; done ;;
             study) for a in $arms; do for s in $(seeds_of "$a"); do echo "$ds $a $s"; done; done ;;
-            autoattack) for a in $arms; do echo "$ds $a $aa_seed"; done ;;
+            autoattack) for a in $arms; do
+                    local twin; twin=$(same_weights_as "$a")
+                    if [ -n "$twin" ]; then echo "$ds $a: its last model is $twin's (same training); attacked as $twin" >&2; continue; fi
+                    echo "$ds $a $aa_seed"
+                done ;;
             *) echo "scripts/reproduction.sh: unknown phase '$phase' (pilot, study, autoattack)" >&2; exit 2 ;;
         esac
     done
