@@ -1,5 +1,6 @@
 // GTSRB in its official layout: per-class folders of variable-size PPMs with semicolon-separated ground truth
 // (Filename;Width;Height;Roi.X1;Roi.Y1;Roi.X2;Roi.Y2;ClassId). We crop each sign to its ROI and resize it.
+#include <climits>
 #include <cstdio>
 #include <sstream>
 
@@ -10,6 +11,7 @@
 #include "datasets/loaders.h"
 #include "datasets/parallel.h"
 #include "datasets/paths.h"
+#include "util/parse_number.h"
 
 namespace cw::data {
 
@@ -30,16 +32,10 @@ std::vector<std::string> split_line(const std::string& line) {
 }
 
 int to_int(const std::string& s, const std::string& csv, int line, const char* column) {
-    size_t used = 0;
-    int v = 0;
-    try {
-        v = std::stoi(s, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used == 0 || used != s.size())
+    const std::optional<long long> v = util::whole_integer(s);
+    if (!v || *v < INT_MIN || *v > INT_MAX)
         fail(csv, "line " + std::to_string(line) + ": " + column + " '" + s + "' is not an integer");
-    return v;
+    return static_cast<int>(*v);
 }
 
 // Rows of a GT csv; image paths are resolved against `image_folder`.

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <sstream>
 #include <stdexcept>
+#include "util/parse_number.h"
 
 namespace cw::eval {
 
@@ -56,16 +57,10 @@ EvalRecords parse_records_csv(const std::string& text, const std::string& source
         std::string cell;
         std::vector<long long> v;
         while (std::getline(row, cell, ',')) {
-            size_t used = 0;
-            long long x = 0;
-            try {
-                x = std::stoll(cell, &used);
-            } catch (const std::exception&) {
-                used = 0;
-            }
-            if (used == 0 || used != cell.size() || x < INT32_MIN || x > INT32_MAX)
+            const std::optional<long long> x = util::whole_integer(cell);
+            if (!x || *x < INT32_MIN || *x > INT32_MAX)
                 fail("line " + std::to_string(line_no) + ": '" + cell + "' is not an integer");
-            v.push_back(x);
+            v.push_back(*x);
         }
         if (v.size() != header.size())
             fail("line " + std::to_string(line_no) + " has " + std::to_string(v.size()) + " fields, the header " +

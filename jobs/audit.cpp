@@ -21,21 +21,16 @@
 #include "util/flags.h"
 #include "util/format.h"
 #include "util/split_list.h"
+#include "util/parse_number.h"
 
 namespace cw::eval {
 
 float parse_fraction(const std::string& flag, const std::string& text) {
     auto number = [&](const std::string& s) {
-        size_t used = 0;
-        double v = 0;
-        try {
-            v = std::stod(s, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used == 0 || used != s.size() || !std::isfinite(v))
+        const std::optional<double> v = util::whole_double(s);
+        if (!v || !std::isfinite(*v))
             throw std::invalid_argument(flag + ": expected a number or a fraction like 8/255, got '" + text + "'");
-        return v;
+        return *v;
     };
     const size_t slash = text.find('/');
     const double v = slash == std::string::npos ? number(text) : number(text.substr(0, slash)) / number(text.substr(slash + 1));

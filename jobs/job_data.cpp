@@ -10,6 +10,7 @@
 #include "datasets/error.h"
 #include "datasets/registry.h"
 #include "nn/safetensors.h"
+#include "util/parse_number.h"
 
 namespace cw::train {
 
@@ -39,16 +40,12 @@ data::Split make_split(const data::Dataset& train, const std::string& rule_text)
         return split;
     }
     const int C = train.num_classes();
-    size_t used = 0;
-    double number = 0;
-    try {
-        number = std::stod(value, &used);
-    } catch (const std::exception&) {
-        throw bad_split(rule_text);
-    }
+    const std::optional<double> parsed = util::whole_double(value);
+    if (!parsed) throw bad_split(rule_text);
+    const double number = *parsed;
     // A count beyond any dataset (1e300) would overflow the conversion below: refused with the malformed ones.
     const bool whole = number == std::floor(number) && number >= 0 && number <= 1e15;
-    if (used != value.size() || !std::isfinite(number) || (rule != "fraction" && !whole) ||
+    if (!std::isfinite(number) || (rule != "fraction" && !whole) ||
         (rule == "fraction" && (number < 0 || number > 1)))
         throw bad_split(rule_text);
     try {
@@ -95,16 +92,7 @@ eval::BatchSource batches_of(std::shared_ptr<const data::Dataset> d, std::vector
 
 int classes_kept(const std::string& flag, const std::string& rule, int num_classes) {
     if (rule == "all") return 0;
-    int64_t k = 0;
-    if (rule.rfind("top:", 0) == 0) {
-        try {
-            size_t used = 0;
-            k = std::stoll(rule.substr(4), &used);
-            if (used != rule.size() - 4) k = 0;
-        } catch (const std::exception&) {
-            k = 0;
-        }
-    }
+    const int64_t k = rule.rfind("top:", 0) == 0 ? util::whole_integer(rule.substr(4)).value_or(0) : 0;
     if (k < 2 || k > num_classes)
         throw std::invalid_argument(flag + ": expected all or top:K with 2 <= K <= " + std::to_string(num_classes) +
                                     ", got '" + rule + "'");

@@ -13,6 +13,7 @@
 #include "nn/models/small_cnn.h"
 #include "nn/models/vgg.h"
 #include "nn/models/wide_resnet.h"
+#include "util/parse_number.h"
 
 namespace cw::nn {
 
@@ -104,24 +105,16 @@ std::vector<float> floats_from_string(const std::string& key, const std::string&
     std::stringstream ss(s);
     std::string item;
     while (std::getline(ss, item, ',')) {
-        try {
-            size_t used = 0;
-            out.push_back(std::stof(item, &used));
-            if (used != item.size()) throw std::invalid_argument(item);
-        } catch (const std::exception&) {
-            bad_value(key, s, "a comma-separated list of numbers");
-        }
+        const std::optional<float> x = util::whole_float(item);
+        if (!x) bad_value(key, s, "a comma-separated list of numbers");
+        out.push_back(*x);
     }
     return out;
 }
 
 int64_t int_from_string(const std::string& key, const std::string& s) {
-    try {
-        size_t used = 0;
-        const long long v = std::stoll(s, &used);
-        if (used == s.size() && v > 0) return v;
-    } catch (const std::exception&) {
-    }
+    const std::optional<long long> v = util::whole_integer(s);
+    if (v && *v > 0) return *v;
     bad_value(key, s, "a positive integer");
 }
 

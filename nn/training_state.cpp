@@ -4,6 +4,7 @@
 #include <set>
 
 #include "nn/tensor_records.h"
+#include "util/parse_number.h"
 
 namespace cw::nn {
 
@@ -39,12 +40,7 @@ const std::string& required(const st::File& file, const std::string& key, const 
 
 int64_t required_int(const st::File& file, const std::string& key, const std::string& path) {
     const std::string& s = required(file, key, path);
-    try {
-        size_t used = 0;
-        const long long v = std::stoll(s, &used);
-        if (used == s.size()) return v;
-    } catch (const std::exception&) {
-    }
+    if (const std::optional<long long> v = util::whole_integer(s)) return *v;
     throw CheckpointError(path + ": metadata '" + key + "' = '" + s + "' is not an integer");
 }
 }  // namespace

@@ -17,6 +17,7 @@
 #include "train/gaussian_linear.h"
 #include "util/atomic_file.h"
 #include "util/split_list.h"
+#include "util/parse_number.h"
 
 namespace cw::protocols {
 
@@ -38,14 +39,9 @@ fairness::GaussianTheoryParams sweep_point(const GaussianConfig& c, const std::s
 std::vector<double> parse_sweep(const std::string& flag, const std::string& text) {
     std::vector<double> values;
     for (const std::string& item : util::split_list(text)) {
-        size_t used = 0;
-        double v = 0;
-        try {
-            v = std::stod(item, &used);
-        } catch (const std::exception&) {
-        }
-        if (used != item.size() || used == 0) throw std::invalid_argument(flag + ": '" + item + "' is not a number");
-        values.push_back(v);
+        const std::optional<double> v = util::whole_double(item);
+        if (!v) throw std::invalid_argument(flag + ": '" + item + "' is not a number");
+        values.push_back(*v);
     }
     std::sort(values.begin(), values.end());
     values.erase(std::unique(values.begin(), values.end()), values.end());

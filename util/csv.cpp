@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include "util/parse_number.h"
 
 namespace cw::util {
 
@@ -72,15 +73,9 @@ CsvTable parse_csv(const std::string& text, const std::string& source) {
 
 double csv_number(const std::string& field, const std::string& source) {
     if (field.empty()) return std::nan("");
-    size_t used = 0;
-    double v = 0;
-    try {
-        v = std::stod(field, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used != field.size()) throw std::runtime_error(source + ": '" + field + "' is not a number");
-    return v;
+    const std::optional<double> v = whole_double(field);
+    if (!v) throw std::runtime_error(source + ": '" + field + "' is not a number");
+    return *v;
 }
 
 }  // namespace cw::util

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
+#include "util/parse_number.h"
 
 namespace cw::util {
 
@@ -15,16 +16,9 @@ std::vector<std::string> split_list(const std::string& text) {
 }
 
 float positive_number(const std::string& flag, const std::string& item) {
-    size_t used = 0;
-    float x = 0;
-    try {
-        x = std::stof(item, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used != item.size() || !(x > 0) || !std::isfinite(x))
-        throw std::invalid_argument(flag + ": '" + item + "' is not a positive number");
-    return x;
+    const std::optional<float> x = whole_float(item);
+    if (!x || !(*x > 0) || !std::isfinite(*x)) throw std::invalid_argument(flag + ": '" + item + "' is not a positive number");
+    return *x;
 }
 
 std::string join_list(const std::vector<std::string>& items, const std::string& separator) {
