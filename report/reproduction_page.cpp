@@ -186,24 +186,31 @@ void weakest_classes(std::ostream& md, const std::map<std::string, Arm>& arms, c
 
 // AutoAttack on one seed per arm (seed 0, or the lowest seed attacked where a machine lost seed 0's checkpoints):
 // does the PGD-20 ranking of the classes hold under the stronger attack, and that of the methods (by overall and by
-// worst-class robust accuracy)? Each model is compared with its own PGD-20 evaluation.
+// worst-class robust accuracy)? Each model is compared with its own PGD-20 evaluation: a model retrained for the attack
+// (its run's checkpoint lost with a machine) with that model's, never with the committed run's.
 void autoattack_table(std::ostream& md, const std::map<std::string, Arm>& arms, const std::vector<std::string>& classes) {
     std::ostringstream rows;
-    bool attacked_elsewhere = false;
+    bool attacked_elsewhere = false, attacked_retrained = false;
     std::vector<double> aa_overall, pgd_overall, aa_worst, pgd_worst;
     for (const auto& [name, arm] : arms) {
-        auto attacked = std::find_if(arm.begin(), arm.end(), [](const auto& seed_run) {
+        // The run whose evaluations describe the attacked model: the run itself, or the model retrained for it.
+        const auto model_of = [](const Run& run) -> const Run& { return run.autoattack_model ? *run.autoattack_model : run; };
+        auto attacked = std::find_if(arm.begin(), arm.end(), [&](const auto& seed_run) {
             const auto& evals = seed_run.second.evals;
-            return evals.count("autoattack") && evals.at("autoattack").count("autoattack") && evals.count("last") &&
-                   evals.at("last").count("pgd20");
+            const auto& model = model_of(seed_run.second).evals;
+            return evals.count("autoattack") && evals.at("autoattack").count("autoattack") && model.count("last") &&
+                   model.at("last").count("pgd20");
         });
         if (attacked == arm.end()) continue;
         const Eval& aa = attacked->second.evals.at("autoattack").at("autoattack");
-        const Eval& pgd = attacked->second.evals.at("last").at("pgd20");
+        const Eval& pgd = model_of(attacked->second).evals.at("last").at("pgd20");
         const std::string& device = attacked->second.autoattack_device;
         const bool elsewhere = !device.empty() && device != "cpu";
+        const bool retrained = attacked->second.autoattack_model != nullptr;
         attacked_elsewhere |= elsewhere;
-        rows << "| " << name << " | " << attacked->first << (elsewhere ? " (" + device + ")" : "") << " | "
+        attacked_retrained |= retrained;
+        rows << "| " << name << " | " << attacked->first << (elsewhere ? " (" + device + ")" : "")
+             << (retrained ? " (retrained)" : "") << " | "
              << fixed(100 * aa.overall) << " | "
              << fixed(100 * min_of(aa.per_class)) << " ("
              << class_name(classes, worst_class(aa.per_class)) << ") | "
@@ -219,6 +226,11 @@ void autoattack_table(std::ostream& md, const std::map<std::string, Arm>& arms, 
     if (attacked_elsewhere)
         md << "\nA seed marked with a device was attacked there, the checkpoint trained on this page's CPU: the model "
               "is the same, only the attack's floating-point rounding differs.\n";
+    if (attacked_retrained)
+        md << "\nA seed marked retrained lost its checkpoint with a machine and was trained again with its own command "
+              "on another CPU for the attack (its record: autoattack/model/ beside the seed's results). That model has "
+              "the seed's initialisation and data order but another CPU's rounding, so its ρ compares the attack with "
+              "its own PGD-20 evaluation on the whole test set, not with the committed run's.\n";
     if (aa_overall.size() >= 3)
         md << "\nThe ranking of the " << aa_overall.size() << " arms under AutoAttack against PGD-20 (Spearman ρ): "
            << fixed(fairness::spearman(aa_overall, pgd_overall), 2) << " by overall robust accuracy, "

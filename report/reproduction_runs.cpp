@@ -57,7 +57,7 @@ std::map<std::string, Eval> load_results(const fs::path& file, std::vector<std::
 }
 
 // One run's folder: eval_<checkpoint>/results.json, autoattack/results.json, selection.json, cpu.txt,
-// hot_start.txt and hot_start/ (a folder of the same kind).
+// hot_start.txt, and hot_start/ and autoattack/model/ (folders of the same kind).
 Run load_run(const fs::path& dir, std::vector<std::string>& classes) {
     Run run;
     for (const auto& eval_dir : fs::directory_iterator(dir)) {
@@ -94,6 +94,10 @@ Run load_run(const fs::path& dir, std::vector<std::string>& classes) {
     if (fs::is_directory(dir / "hot_start")) {
         Run hot = load_run(dir / "hot_start", classes);
         if (!hot.evals.empty()) run.hot_start = std::make_shared<const Run>(std::move(hot));
+    }
+    if (fs::is_directory(dir / "autoattack" / "model")) {
+        Run attacked = load_run(dir / "autoattack" / "model", classes);
+        if (!attacked.evals.empty()) run.autoattack_model = std::make_shared<const Run>(std::move(attacked));
     }
     return run;
 }

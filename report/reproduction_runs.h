@@ -36,6 +36,9 @@ struct Run {
     std::string checkpoint_sha256;
     std::string hot_start_sha256;
     std::string autoattack_device;  // the device autoattack/results.json was computed on ("cpu", "cuda"; "" without one)
+    // The model AutoAttack attacked where it is not this run's: the seed retrained on another machine after the run's
+    // checkpoint was lost (autoattack/model/, scripts/reproduction.sh AA_RETRAIN=1); null where it attacked the run.
+    std::shared_ptr<const Run> autoattack_model;
 };
 using Arm = std::map<int, Run>;  // seed -> run
 

@@ -5,7 +5,8 @@
 #   scripts/reproduction.sh pilot|study|autoattack [DATASET ...]        (default: both datasets)
 #   scripts/reproduction.sh list pilot|study|autoattack [DATASET ...]   (print the jobs, run nothing)
 # Environment: ARMS (the arms, below), OUT (runs/reproduction), RESULTS (results/reproduction), WORKERS (2), TRAIN (build/tools/train),
-# AUDIT (build/tools/audit), AA_SEED (0: the seed the autoattack phase attacks), DEVICE (cpu; cuda runs the whole
+# AUDIT (build/tools/audit), AA_SEED (0: the seed the autoattack phase attacks), AA_RETRAIN (0; 1: the autoattack
+# phase retrains a committed seed whose checkpoint this machine lacks, below), DEVICE (cpu; cuda runs the whole
 # study on one GPU, below). Every CPU process runs under one convolution setting, oneDNN fp32 (docs/engine.md): about
 # 1.45x the native path's speed on one thread and equal to it at float rounding; it is fixed here, not taken from the
 # environment, so every arm and seed of the study ran the same code (job.json records it as cpu_convolutions). Each job is one `build/tools/train` (or `audit`) process with one CPU thread; WORKERS of
@@ -23,6 +24,7 @@ shift
 datasets=${*:-fashion-mnist gtsrb32}
 device=${DEVICE:-cpu}
 aa_seed=${AA_SEED:-0}
+aa_retrain=${AA_RETRAIN:-0}
 case $device in
     cpu) convolutions="env CLASSWISE_CONV=onednn CLASSWISE_PRECISION=fp32" device_flag="" suffix="" ;;
     # On a GPU: TF32 off (the GPU then predicts as the CPU does, docs/gpu.md) and deterministic cuDNN algorithms, so a
@@ -32,6 +34,7 @@ case $device in
     *) echo "scripts/reproduction.sh: DEVICE must be cpu or cuda, not '$device'" >&2; exit 2 ;;
 esac
 case $aa_seed in *[!0-9]*|'') echo "scripts/reproduction.sh: AA_SEED must be a seed number, not '$aa_seed'" >&2; exit 2 ;; esac
+case $aa_retrain in 0|1) ;; *) echo "scripts/reproduction.sh: AA_RETRAIN must be 0 or 1, not '$aa_retrain'" >&2; exit 2 ;; esac
 out=${OUT:-runs/reproduction$suffix}
 results=${RESULTS:-results/reproduction$suffix}
 # Several small-CNN runs share one GPU well; on the CPU each run has one of the two cores.
@@ -254,21 +257,54 @@ wait_for_hot_start() {  # the hot start's run folder
     [ ! -e "$1/FAILED" ] || { echo "FAILED: its hot start failed: $1 (see above)"; return 1; }
 }
 
+# The model AutoAttack attacks where the committed seed's checkpoint is gone: the seed retrained with its own command,
+# last checkpoint only, evaluated as the study evaluates. A fine-tune (FRL, FAAL) needs its hot start's checkpoint on
+# this machine (the study phase leaves one where it trained or regenerated it); without one it is refused, since
+# retraining the hot start too would make a pair of models the study never trained.
+retrain_for_autoattack() {  # dataset arm seed folder
+    local ds=$1 a=$2 s=$3 model=$4 hot=""
+    case $a in frl_*) hot="$out/$ds/pgd_at/seed$s" ;; faal) hot="$out/$ds/trades/seed$s" ;; esac
+    if [ -n "$hot" ] && [ ! -s "$hot/last.safetensors" ]; then
+        echo "FAILED: $a seed $s needs its hot start's checkpoint ($hot/last.safetensors) to be retrained for AutoAttack; pick a seed whose hot start is here with AA_SEED"
+        return 1
+    fi
+    [ -s "$model/eval_last/results.json" ] && [ -s "$model/last.safetensors" ] && return 0
+    mkdir -p "$model"
+    record_cpu "$model"
+    if [ -n "$hot" ] && [ -e "$hot/RETRAINED" ]; then cp "$hot/RETRAINED" "$model/hot_start.txt"; fi
+    local cmd; cmd=$(train_command "$ds" "$a" "$s" "$model" last)
+    echo "retraining for AutoAttack: $cmd" | tee "$model/command.txt"
+    run_logged "$model/log.txt" $cmd
+}
+
 run_one() {
     local ds=$1 a=$2 s=$3 dir="$out/$1/$2/seed$3" dst="$results/$1/$2/seed$3"
     if [ "$phase" = autoattack ]; then
         # The standard AutoAttack cascade on the first 1,000 test images of one seed's last checkpoint (AA_SEED, 0
         # unless a machine lost that seed's checkpoints: the page names the seed each arm was attacked at).
-        local aa="$dir/autoattack"
+        local aa="$dir/autoattack" model=$dir
         [ -s "$aa/results.json" ] && { echo "done already: $aa"; return 0; }
         [ -s "$dst/autoattack/results.json" ] && { echo "done already (committed): $dst/autoattack"; return 0; }
-        [ -s "$dir/last.safetensors" ] || { echo "no checkpoint: $dir/last.safetensors (train seed $s here first, or pick a seed this machine trained with AA_SEED)"; return 1; }
-        [ ! -e "$dir/RETRAINED" ] && [ ! -e "$dir/MISMATCH" ] || { echo "FAILED: $dir/last.safetensors is a retrained hot start, not the model its committed results describe"; return 1; }
-        local cmd="$convolutions $audit --weights $dir/last.safetensors --dataset $ds $(case $ds in gtsrb32) echo --classes top:17;; esac) --eps $(eps_of "$ds") --attacks clean,autoattack --n 1000 ${device_flag:+$device_flag }--out $aa"
+        # A machine that lost the seed's checkpoint retrains it with AA_RETRAIN=1 (its own command, into aa_model/,
+        # never over the run folder), attacks that model and records it beside the attack: the page compares the
+        # attack with that model's own PGD-20 evaluation, not with the committed run's (another CPU's rounding).
+        if [ ! -s "$dir/last.safetensors" ] && [ "$aa_retrain" = 1 ] && finished "$dst" "$a"; then
+            model="$dir/aa_model"
+            retrain_for_autoattack "$ds" "$a" "$s" "$model" || return
+        fi
+        [ -s "$model/last.safetensors" ] || { echo "no checkpoint: $dir/last.safetensors (train seed $s here first, pick a seed this machine trained with AA_SEED, or retrain it with AA_RETRAIN=1)"; return 1; }
+        [ ! -e "$model/RETRAINED" ] && [ ! -e "$model/MISMATCH" ] || { echo "FAILED: $model/last.safetensors is a retrained hot start, not the model its committed results describe"; return 1; }
+        local cmd="$convolutions $audit --weights $model/last.safetensors --dataset $ds $(case $ds in gtsrb32) echo --classes top:17;; esac) --eps $(eps_of "$ds") --attacks clean,autoattack --n 1000 ${device_flag:+$device_flag }--out $aa"
         echo "$cmd"
         run_logged "$dir/autoattack.log" $cmd || return
-        # Only the attack's record: the run's own files are the committed ones (a regenerated hot start has fewer).
-        mkdir -p "$dst/autoattack" && cp "$aa/results.json" "$dst/autoattack/"
+        # Only the attack's record: the run's own files are the committed ones (a regenerated hot start has fewer). A
+        # model retrained for the attack goes beside it, named by its checkpoint's checksum.
+        mkdir -p "$dst/autoattack"
+        if [ "$model" != "$dir" ]; then
+            rm -rf "$dst/autoattack/model" && collect "$model" "$dst/autoattack/model"
+            sha256sum "$model/last.safetensors" | cut -d' ' -f1 > "$dst/autoattack/model/checkpoint.sha256"
+        fi
+        cp "$aa/results.json" "$dst/autoattack/"
         return 0
     fi
     if finished "$dir" "$a"; then collect "$dir" "$dst"; echo "done already: $dir"; return 0; fi

@@ -319,3 +319,22 @@ TEST_CASE("reproduction_report: an AutoAttack run on another device is marked", 
     CHECK(text.find("A seed marked with a device was attacked there, the checkpoint trained on this page's CPU") !=
           std::string::npos);
 }
+
+// A seed whose checkpoint was lost is retrained for the attack (scripts/reproduction.sh AA_RETRAIN=1) and its record
+// kept in autoattack/model/: the attack is compared with that model's own PGD-20, which here ranks the classes the
+// other way round from the committed run's. Seen failing with the page comparing against the committed run (ρ +1).
+TEST_CASE("reproduction_report: AutoAttack on a model retrained for it is compared with that model", "[report]") {
+    cw_nn_test::ScratchDir dir;
+    const fs::path seed = dir.path / "toyset/pgd_at/seed1";
+    write_run(seed, 0.10, 0.50, 0.4, 0.4);   // committed: cat below dog
+    write(seed / "autoattack/results.json", results_json({{"clean", 0.9, 0.9}, {"autoattack", 0.40, 0.20}}));
+    std::string text = page(dir.path);
+    CHECK(text.find("| pgd_at | 1 | 30.0 | 20.0 (dog) | -1.00 |") != std::string::npos);
+    CHECK(text.find("(retrained)") == std::string::npos);
+    write_run(seed / "autoattack/model", 0.45, 0.30, 0.4, 0.4);   // the retrained model: dog below cat
+    text = page(dir.path);
+    CHECK(text.find("| pgd_at | 1 (retrained) | 30.0 | 20.0 (dog) | 1.00 |") != std::string::npos);
+    CHECK(text.find("A seed marked retrained lost its checkpoint with a machine") != std::string::npos);
+    // The retrained model's record is the attack's only: the arm's own table still reads the committed run.
+    CHECK(text.find("45.0") == std::string::npos);
+}

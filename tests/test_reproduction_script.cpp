@@ -394,3 +394,56 @@ TEST_CASE("reproduction.sh: the autoattack phase attacks CFA-AT + EMA's weights 
     const auto study = cw_test::run_shell(list + "study fashion-mnist 2>&1");
     CHECK(study.text.find("--out runs/reproduction/fashion-mnist/cfa_at_ema/seed0") != std::string::npos);
 }
+
+// AA_RETRAIN=1: a committed seed whose checkpoint this machine lacks is trained again with its own command (last
+// checkpoint only) into aa_model/, never over the run folder, and that model is attacked and recorded beside the
+// attack (autoattack/model/ with its checksum); the committed record stays as it was. A fine-tune without its hot
+// start's checkpoint here is refused, and without AA_RETRAIN nothing trains. Seen failing with the retraining written
+// into the run folder (the committed eval_last overwritten by collect) and with the hot-start check removed.
+TEST_CASE("reproduction.sh: AA_RETRAIN retrains a lost checkpoint for the attack and records that model", "[scripts]") {
+    namespace fs = std::filesystem;
+    cw_nn_test::ScratchDir dir;
+    const fs::path results = dir.path / "results" / "fashion-mnist", runs = dir.path / "runs" / "fashion-mnist";
+    for (const char* arm : {"natural", "frl_rw"}) {
+        fs::create_directories(results / arm / "seed0" / "eval_last");
+        fs::create_directories(results / arm / "seed0" / "eval_best_robust");
+        std::ofstream(results / arm / "seed0" / "eval_last" / "results.json") << "committed\n";
+        std::ofstream(results / arm / "seed0" / "eval_best_robust" / "results.json") << "committed\n";
+    }
+    // The stand-in writes a checkpoint with something in it, as a real run does (an empty file is no checkpoint).
+    const std::string train = write_stand_in_train(dir, "mkdir -p $out && echo weights > $out/last.safetensors"),
+                      audit = dir.file("audit.sh");
+    std::ofstream(audit) << "#!/bin/bash\n"
+                            "while [ $# -gt 0 ]; do case $1 in --out) out=$2;; --weights) w=$2;; esac; shift; done\n"
+                            "echo \"audit $w\" >> " << dir.file("calls.txt") << "\n"
+                            "mkdir -p $out && echo attacked > $out/results.json\n";
+    fs::permissions(audit, fs::perms::owner_all);
+    const auto run_phase = [&](const std::string& retrain) {
+        return cw_test::run_shell("cd '" + cw_test::repo_root().string() + "' && timeout 60 env ARMS='natural frl_rw' OUT='" +
+                                  dir.file("runs") + "' RESULTS='" + dir.file("results") + "' TRAIN='" + train +
+                                  "' AUDIT='" + audit + "' AA_RETRAIN=" + retrain +
+                                  " WORKERS=1 scripts/reproduction.sh autoattack fashion-mnist 2>&1");
+    };
+    const auto text = [](const fs::path& file) { return cw::util::read_file_text(file.string()); };
+    auto run = run_phase("0");
+    INFO(run.text);
+    CHECK(run.code == 0);
+    CHECK_FALSE(fs::exists(dir.file("calls.txt")));
+    CHECK(run.text.find("retrain it with AA_RETRAIN=1") != std::string::npos);
+
+    run = run_phase("1");
+    INFO(run.text);
+    CHECK(run.code == 0);
+    const fs::path model = runs / "natural" / "seed0" / "aa_model";
+    CHECK(text(dir.file("calls.txt")) ==
+          model.string() + " last\naudit " + (model / "last.safetensors").string() + "\n");
+    CHECK(text(results / "natural" / "seed0" / "eval_last" / "results.json") == "committed\n");
+    CHECK(text(results / "natural" / "seed0" / "autoattack" / "results.json") == "attacked\n");
+    CHECK(text(results / "natural" / "seed0" / "autoattack" / "model" / "eval_last" / "results.json") == "{\"trained\": 1}\n");
+    CHECK(text(results / "natural" / "seed0" / "autoattack" / "model" / "checkpoint.sha256") ==
+          "1b465fa6b6bcbc06a3199e3d2d8aec35d37494a712f888b6d5536684dd89d0f0\n");   // sha256sum of "weights\n"
+    CHECK_FALSE(fs::exists(runs / "natural" / "seed0" / "eval_last"));
+    // FRL Reweight fine-tunes PGD-AT seed 0, whose checkpoint is not here.
+    CHECK(run.text.find("frl_rw seed 0 needs its hot start's checkpoint") != std::string::npos);
+    CHECK_FALSE(fs::exists(results / "frl_rw" / "seed0" / "autoattack"));
+}
