@@ -1,6 +1,7 @@
 // Convolution as im2col + one OpenBLAS GEMM per chunk of samples. Chunks are sized so each GEMM has a few
 // thousand columns (small feature maps would otherwise give skinny, slow GEMMs) within a bounded workspace.
-// Which convolutions go elsewhere (Winograd, oneDNN) is decided here too: use_winograd and uses_onednn below.
+// Which convolutions go elsewhere (Winograd, oneDNN, the direct data gradient onto few channels) is decided here
+// too: use_winograd, uses_onednn and thin_conv_data::applies below.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include "engine/cpu/cpu_backend.h"
 #include "engine/cpu/onednn_conv.h"
 #include "engine/cpu/scratch.h"
+#include "engine/cpu/thin_conv_data.h"
 #include "engine/cpu/winograd.h"
 #include "engine/error.h"
 
@@ -202,6 +204,11 @@ void CpuBackend::conv2d_forward(const float* x, const float* w, float* y, const 
 // Both gradients chunk by chunk; gx or gw may be null. One transposed copy of gy serves both GEMMs.
 void CpuBackend::conv2d_backward(const float* x, const float* w, const float* gy, float* gx, float* gw,
                                  const ConvGeometry& g) {
+    if (gx && thin_conv_data::applies(g)) {
+        thin_conv_data::backward_data(gy, w, gx, g, conv_policy_.precision);
+        if (gw) conv2d_backward_filter(x, gy, gw, g, false);
+        return;
+    }
     if (uses_onednn(g)) {
         if (gx) onednn_conv::backward_data(gy, w, gx, g, conv_policy_.precision);
         if (gw) onednn_conv::backward_weights(x, gy, gw, g, false, conv_policy_.precision);
@@ -216,6 +223,7 @@ void CpuBackend::conv2d_backward(const float* x, const float* w, const float* gy
 }
 
 void CpuBackend::conv2d_backward_data(const float* gy, const float* w, float* gx, const ConvGeometry& g) {
+    if (thin_conv_data::applies(g)) return thin_conv_data::backward_data(gy, w, gx, g, conv_policy_.precision);
     if (uses_onednn(g)) return onednn_conv::backward_data(gy, w, gx, g, conv_policy_.precision);
     if (use_winograd(g)) return winograd::backward_data(gy, w, gx, g);
     backward_chunks(nullptr, w, gy, gx, nullptr, g, false);
