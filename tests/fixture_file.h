@@ -3,6 +3,8 @@
 // missing file or tensor is a test failure naming the script or the tensor.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -32,6 +34,17 @@ inline const cw::st::TensorRecord& fixture_record(const cw::st::File& file, cons
 
 inline std::vector<float> fixture_f32(const cw::st::File& file, const std::string& file_name, const std::string& tensor) {
     return cw::st::to_f32(fixture_record(file, file_name, tensor), tensor);
+}
+
+// How far a result is from its twin's: max |got − want| / max |want| (the absolute error where want is all 0).
+inline double worst_error(const std::vector<float>& got, const std::vector<float>& want) {
+    REQUIRE(got.size() == want.size());
+    double scale = 0, worst = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+        scale = std::max(scale, std::fabs(static_cast<double>(want[i])));
+        worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - want[i]));
+    }
+    return scale > 0 ? worst / scale : worst;
 }
 
 }  // namespace cw_nn_test

@@ -10,40 +10,20 @@
 #include "fairness/methods/dafa.h"
 #include "fairness/methods/trix.h"
 #include "nn/safetensors.h"
+#include "tests/fixture_file.h"
 #include "tests/test_nn_util.h"
 #include "tests/test_train_methods_util.h"
 #include "train/methods/method_util.h"
 
 using namespace cw;
 using namespace cw::train;
+using cw_nn_test::worst_error;
 
 namespace {
 
-const st::File& fixture() {
-    static const st::File file = [] {
-        const std::string path = cw_nn_test::fixture_path("dafa_trix_twins.safetensors");
-        if (path.empty()) FAIL("tests/fixtures/dafa_trix_twins.safetensors missing (tools/make_dafa_trix_twins.py)");
-        return st::read_file(path);
-    }();
-    return file;
-}
+const st::File& fixture() { return cw_nn_test::fixture_file("dafa_trix_twins.safetensors", "tools/make_dafa_trix_twins.py"); }
 
-std::vector<float> twin(const std::string& name) {
-    const auto it = fixture().tensors.find(name);
-    if (it == fixture().tensors.end()) FAIL("dafa_trix_twins.safetensors has no tensor '" << name << "'");
-    return st::to_f32(it->second, name);
-}
-
-// max |got − want| / max |want|
-double worst_error(const std::vector<float>& got, const std::vector<float>& want) {
-    REQUIRE(got.size() == want.size());
-    double scale = 0, worst = 0;
-    for (size_t i = 0; i < got.size(); ++i) {
-        scale = std::max(scale, std::fabs(static_cast<double>(want[i])));
-        worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - want[i]));
-    }
-    return scale > 0 ? worst / scale : worst;
-}
+std::vector<float> twin(const std::string& name) { return cw_nn_test::fixture_f32(fixture(), "dafa_trix_twins.safetensors", name); }
 
 // Records the fixture's probability rows as the (only) warm-up epoch's, then switches.
 void finish_warmup(DafaSchedule& s, const std::vector<int32_t>& y) {

@@ -12,6 +12,7 @@
 #include "engine/ops.h"
 #include "fairness/methods/faal.h"
 #include "nn/safetensors.h"
+#include "tests/fixture_file.h"
 #include "tests/test_nn_util.h"
 #include "tests/test_band_trainer.h"
 #include "tests/test_train_methods_util.h"
@@ -20,34 +21,13 @@
 
 using namespace cw;
 using namespace cw::train;
+using cw_nn_test::worst_error;
 
 namespace {
 
-const st::File& fixture() {
-    static const st::File file = [] {
-        const std::string path = cw_nn_test::fixture_path("faal_twin.safetensors");
-        if (path.empty()) FAIL("tests/fixtures/faal_twin.safetensors missing (tools/make_faal_twin.py)");
-        return st::read_file(path);
-    }();
-    return file;
-}
+const st::File& fixture() { return cw_nn_test::fixture_file("faal_twin.safetensors", "tools/make_faal_twin.py"); }
 
-std::vector<float> twin(const std::string& name) {
-    const auto it = fixture().tensors.find(name);
-    if (it == fixture().tensors.end()) FAIL("faal_twin.safetensors has no tensor '" << name << "'");
-    return st::to_f32(it->second, name);
-}
-
-// max |got − want| / max |want|
-double worst_error(const std::vector<float>& got, const std::vector<float>& want) {
-    REQUIRE(got.size() == want.size());
-    double scale = 0, worst = 0;
-    for (size_t i = 0; i < got.size(); ++i) {
-        scale = std::max(scale, std::fabs(static_cast<double>(want[i])));
-        worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - want[i]));
-    }
-    return scale > 0 ? worst / scale : worst;
-}
+std::vector<float> twin(const std::string& name) { return cw_nn_test::fixture_f32(fixture(), "faal_twin.safetensors", name); }
 
 std::vector<float> as_float(const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); }
 

@@ -20,6 +20,7 @@
 
 using namespace cw;
 using namespace cw::train;
+using cw_nn_test::worst_error;
 using cw_train_test::QuietAttacks;
 
 namespace {
@@ -46,17 +47,6 @@ const st::File& twins() { return cw_nn_test::fixture_file("method_twins.safetens
 
 std::vector<float> twin(const std::string& name) {
     return cw_nn_test::fixture_f32(twins(), "method_twins.safetensors", name);
-}
-
-// max |got − want| / max |want|
-double worst_error(const std::vector<float>& got, const std::vector<float>& want) {
-    REQUIRE(got.size() == want.size());
-    double scale = 0, worst = 0;
-    for (size_t i = 0; i < got.size(); ++i) {
-        scale = std::max(scale, std::fabs(static_cast<double>(want[i])));
-        worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - want[i]));
-    }
-    return scale > 0 ? worst / scale : worst;
 }
 
 void load_initial_state(nn::Module& model) {
