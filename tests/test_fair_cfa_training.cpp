@@ -20,29 +20,7 @@
 
 using namespace cw;
 using namespace cw::train;
-
-namespace {
-
-// The last `n` comma-separated numbers of the history.csv row starting with "<epoch>,<eval>,".
-std::vector<double> history_row(const std::string& history, int epoch, const std::string& eval, int n) {
-    std::stringstream in(history);
-    std::string line;
-    const std::string key = std::to_string(epoch) + "," + eval + ",";
-    while (std::getline(in, line)) {
-        if (line.rfind(key, 0) != 0) continue;
-        std::vector<std::string> cells;
-        std::stringstream row(line);
-        std::string cell;
-        while (std::getline(row, cell, ',')) cells.push_back(cell);
-        std::vector<double> v;
-        for (size_t i = cells.size() - static_cast<size_t>(n); i < cells.size(); ++i) v.push_back(std::stod(cells[i]));
-        return v;
-    }
-    FAIL("no history.csv row " << key);
-    return {};
-}
-
-}  // namespace
+using cw_train_test::history_row;
 
 TEST_CASE("cfa and fair_tat: a few epochs on separable blobs lower the loss with class-wise values active", "[fair]") {
     cw_train_test::QuietAttacks quiet;

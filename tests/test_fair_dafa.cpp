@@ -270,25 +270,6 @@ cw_train_test::BandRun run_dafa_trainer(const std::string& name, const std::stri
 }
 
 
-// The cells of the history.csv row "<epoch>,<eval>," from the `first`-th on.
-std::vector<double> history_cells(const std::string& history, int epoch, const std::string& eval, int n) {
-    std::stringstream in(history);
-    std::string line;
-    const std::string key = std::to_string(epoch) + "," + eval + ",";
-    while (std::getline(in, line)) {
-        if (line.rfind(key, 0) != 0) continue;
-        std::vector<std::string> cells;
-        std::stringstream row(line);
-        std::string cell;
-        while (std::getline(row, cell, ',')) cells.push_back(cell);
-        std::vector<double> v;
-        for (size_t i = cells.size() - static_cast<size_t>(n); i < cells.size(); ++i) v.push_back(std::stod(cells[i]));
-        return v;
-    }
-    FAIL("no history.csv row " << key);
-    return {};
-}
-
 }  // namespace
 
 TEST_CASE("dafa and trix through train::Trainer: weights 1 through the warm-up, DAFA's after it, in history.csv and "
@@ -301,11 +282,11 @@ TEST_CASE("dafa and trix through train::Trainer: weights 1 through the warm-up, 
             const std::string history = cw_train_test::file_text(dir.path / "history.csv");
             INFO(history);
             // row E holds the state after E epochs: the weights are computed at the end of epoch 2 (1-based)
-            CHECK(history_cells(history, 1, "state_weight", 3) == std::vector<double>(3, 1.0));
-            const std::vector<double> w = history_cells(history, 2, "state_weight", 3);
+            CHECK(cw_train_test::history_row(history, 1, "state_weight", 3) == std::vector<double>(3, 1.0));
+            const std::vector<double> w = cw_train_test::history_row(history, 2, "state_weight", 3);
             CHECK(w != std::vector<double>(3, 1.0));
             CHECK(w[0] + w[1] + w[2] == Approx(3.0).margin(1e-4));   // pairwise transfers: Σ W = C
-            CHECK(history_cells(history, 3, "state_weight", 3) == w);
+            CHECK(cw_train_test::history_row(history, 3, "state_weight", 3) == w);
             const std::string steps = cw_train_test::file_text(dir.path / "steps.csv");
             const std::string header = steps.substr(0, steps.find('\n'));
             CHECK(header.find(",cosine,weight,eps,self_prob") != std::string::npos);

@@ -164,22 +164,7 @@ std::vector<std::string> split(const std::string& line) {
     return cells;
 }
 
-// history.csv: the last n numbers of the row "<epoch>,<eval>,...".
-std::vector<double> history_row(const std::string& history, int epoch, const std::string& eval, int n) {
-    std::stringstream in(history);
-    std::string line;
-    const std::string key = std::to_string(epoch) + "," + eval + ",";
-    while (std::getline(in, line)) {
-        if (line.rfind(key, 0) != 0) continue;
-        const auto cells = split(line);
-        std::vector<double> v;
-        for (size_t i = cells.size() - static_cast<size_t>(n); i < cells.size(); ++i) v.push_back(std::stod(cells[i]));
-        return v;
-    }
-    FAIL("no history.csv row " << key);
-    return {};
-}
-
+using cw_train_test::history_row;
 using cw_train_test::parameter_values;
 
 }  // namespace

@@ -1,6 +1,8 @@
 #pragma once
 // Shared by the training-method tests: the tiny BN net of tools/make_method_twins.py, one SGD step the way the
 // trainer takes it, and silencing the attacks' start lines.
+#include <catch2/catch.hpp>
+
 #include <algorithm>
 #include <filesystem>
 #include <functional>
@@ -142,6 +144,25 @@ inline std::string file_text(const std::filesystem::path& p) {
     std::stringstream s;
     s << in.rdbuf();
     return s.str();
+}
+
+// The last `n` numbers of history.csv's row "<epoch>,<eval>,..." (the per-class values of a method's state).
+inline std::vector<double> history_row(const std::string& history, int epoch, const std::string& eval, int n) {
+    std::stringstream in(history);
+    std::string line;
+    const std::string key = std::to_string(epoch) + "," + eval + ",";
+    while (std::getline(in, line)) {
+        if (line.rfind(key, 0) != 0) continue;
+        std::vector<std::string> cells;
+        std::stringstream row(line);
+        for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+        if (cells.size() < static_cast<size_t>(n)) FAIL("history.csv row " << key << " has fewer than " << n << " cells");
+        std::vector<double> v;
+        for (size_t i = cells.size() - static_cast<size_t>(n); i < cells.size(); ++i) v.push_back(std::stod(cells[i]));
+        return v;
+    }
+    FAIL("no history.csv row " << key);
+    return {};
 }
 
 }  // namespace cw_train_test
