@@ -14,6 +14,7 @@
 #include "bench/conv_variants.h"
 #include "engine/backend.h"
 #include "engine/cpu/cpu_backend.h"
+#include "engine/cpu/thin_conv_data.h"
 #include "engine/rng.h"
 
 using namespace cw;
@@ -53,9 +54,11 @@ void bench_shape(const Shape& s, const std::string& variant, int reps, double to
     if (cpu_backend().uses_onednn(g)) {  // which oneDNN kernels ran (jit:avx512_core, jit_bf16:..., gemm:...)
         using onednn_conv::Direction;
         const ConvPrecision p = cpu_backend().conv_policy().precision;
+        // The data gradient onto few input channels runs in the direct kernel, not oneDNN (engine/cpu/conv.cpp).
+        const std::string data = thin_conv_data::applies(g) ? "direct (thin_conv_data)"
+                                                            : onednn_conv::implementation(g, Direction::BackwardData, p);
         std::printf("%-34s oneDNN %s / %s / %s\n", "", onednn_conv::implementation(g, Direction::Forward, p).c_str(),
-                    onednn_conv::implementation(g, Direction::BackwardData, p).c_str(),
-                    onednn_conv::implementation(g, Direction::BackwardWeights, p).c_str());
+                    data.c_str(), onednn_conv::implementation(g, Direction::BackwardWeights, p).c_str());
     }
 }
 

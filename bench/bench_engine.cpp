@@ -99,7 +99,7 @@ void print_row(const Workload& w, const std::string& step, const Row& r, double 
                 r.flops.forward / 1e9, r.flops.backward_data / 1e9, r.flops.backward_weights / 1e9);
     // Where a step's time goes when oneDNN convolves: its convolutions, the reorders between our plain fp32
     // tensors and its layouts, and the rest of the engine (batch norm, element-wise kernels, matrix products,
-    // the optimiser), per step. The oneDNN parts are means over the row's steps, the rest is the median less them.
+    // the optimiser, the first layer's image gradient in engine/cpu/thin_conv_data.cpp), per step. The oneDNN parts are means over the row's steps, the rest is the median less them.
     if (r.onednn.convolutions > 0) {
         const double conv = r.onednn.convolution_ms / r.steps, reorder = r.onednn.reorder_ms / r.steps,
                      out = r.onednn.output_reorder_ms / r.steps, rest = r.ms - conv - reorder;
