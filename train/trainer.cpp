@@ -92,7 +92,12 @@ struct Trainer::Impl {
             if (c.ema.every == "fawa" && !has_val)
                 throw std::invalid_argument("--ema fawa: needs a validation split (--val-split first:K, CFA's 2%)");
             if (!s.new_model) throw std::invalid_argument("Trainer: EMA needs TrainSetup::new_model");
+            // The average's model is overwritten by its first update, so building it must not draw from the global
+            // stream the trained model's dropout masks come from: it did, and turning the average on changed every
+            // later mask (the trained model of a run with dropout was no longer the run's without the average).
+            const std::vector<uint64_t> stream = global_rng().state();
             auto avg = s.new_model();
+            global_rng().set_state(stream);
             avg->to(s.model->device());
             ema = std::make_unique<nn::ModelEma>(
                 avg, nn::EmaOptions{c.ema.decay, c.ema.every == "step" ? nn::EmaEvery::Step : nn::EmaEvery::Epoch,
