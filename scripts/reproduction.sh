@@ -269,12 +269,20 @@ retrain_for_autoattack() {  # dataset arm seed folder
         return 1
     fi
     [ -s "$model/eval_last/results.json" ] && [ -s "$model/last.safetensors" ] && return 0
-    mkdir -p "$model"
-    record_cpu "$model"
-    if [ -n "$hot" ] && [ -e "$hot/RETRAINED" ]; then cp "$hot/RETRAINED" "$model/hot_start.txt"; fi
-    local cmd; cmd=$(train_command "$ds" "$a" "$s" "$model" last)
-    echo "retraining for AutoAttack: $cmd" | tee "$model/command.txt"
-    run_logged "$model/log.txt" $cmd
+    echo "retraining for AutoAttack: $a seed $s into $model"
+    train_into "$ds" "$a" "$s" "$model" "$hot" last
+}
+
+# One training job into its folder, with the record a run keeps: the CPU, the command, and for a fine-tune of a
+# retrained hot start its hot_start.txt (the page pairs it with that model, not the committed one).
+train_into() {  # dataset arm seed folder hot-start-folder ("" for none) [final checkpoints]
+    local ds=$1 a=$2 s=$3 dir=$4 hot=$5
+    mkdir -p "$dir"
+    record_cpu "$dir"
+    if [ -n "$hot" ] && [ -e "$hot/RETRAINED" ]; then cp "$hot/RETRAINED" "$dir/hot_start.txt"; else rm -f "$dir/hot_start.txt"; fi
+    local cmd; cmd=$(train_command "$ds" "$a" "$s" "$dir" ${6:+"$6"})
+    echo "$cmd" | tee "$dir/command.txt"
+    run_logged "$dir/log.txt" $cmd
 }
 
 run_one() {
@@ -320,13 +328,7 @@ run_one() {
     # that a worker does not sit idle behind it; with nothing else queued it waits.
     if [ -n "$hot" ] && ! hot_start_ready "$hot" && [ ! -e "$hot/FAILED" ] && [ -s "$queue" ]; then return 3; fi
     [ -z "$hot" ] || wait_for_hot_start "$hot" || return
-    mkdir -p "$dir"
-    record_cpu "$dir"
-    # A fine-tune of a retrained hot start says so in its record: the page pairs it with that model, not the committed one.
-    if [ -n "$hot" ] && [ -e "$hot/RETRAINED" ]; then cp "$hot/RETRAINED" "$dir/hot_start.txt"; else rm -f "$dir/hot_start.txt"; fi
-    local cmd; cmd=$(train_command "$ds" "$a" "$s" "$dir")
-    echo "$cmd" | tee "$dir/command.txt"
-    run_logged "$dir/log.txt" $cmd || return
+    train_into "$ds" "$a" "$s" "$dir" "$hot" || return
     collect "$dir" "$dst"
 }
 
