@@ -6,7 +6,7 @@
 #   scripts/reproduction.sh list pilot|study|autoattack [DATASET ...]   (print the jobs, run nothing)
 # Environment: ARMS (the arms, below), OUT (runs/reproduction), RESULTS (results/reproduction), WORKERS (2), TRAIN (build/tools/train),
 # AUDIT (build/tools/audit), AA_SEED (0: the seed the autoattack phase attacks), AA_RETRAIN (0; 1: the autoattack
-# phase retrains a committed seed whose checkpoint this machine lacks, below), DEVICE (cpu; cuda runs the whole
+# phase retrains a committed seed whose checkpoint this machine lacks, a fine-tune's hot start too, below), DEVICE (cpu; cuda runs the whole
 # study on one GPU, below). Every CPU process runs under one convolution setting, oneDNN fp32 (docs/engine.md): about
 # 1.45x the native path's speed on one thread and equal to it at float rounding; it is fixed here, not taken from the
 # environment, so every arm and seed of the study ran the same code (job.json records it as cpu_convolutions). Each job is one `build/tools/train` (or `audit`) process with one CPU thread; WORKERS of
@@ -66,13 +66,17 @@ faal_optim="--epochs 2 --optimizer sgd --lr 0.01 --wd 5e-4 --schedule multistep 
 arms=${ARMS:-natural pgd_at trades frl_rwrm frl_rw cfa_at cfa_at_ema cfa_trades fair_tat fair_tat_ema}
 seeds_of() { case $1 in pgd_at|frl_rwrm) echo "0 1 2 3 4" ;; *) echo "0 1 2" ;; esac; }
 
-arm_flags() {  # arm dataset seed
-    local a=$1 ds=$2 s=$3
+# The arm a fine-tune starts from (its hot start); nothing for an arm that trains from scratch.
+hot_start_arm() { case $1 in frl_*) echo pgd_at ;; faal) echo trades ;; esac; }
+hot_start_dir() { local h; h=$(hot_start_arm "$2"); [ -z "$h" ] || echo "$out/$1/$h/seed$3"; }  # dataset arm seed
+
+arm_flags() {  # arm dataset seed [hot start's folder: where a fine-tune starts, its seed's run folder unless given]
+    local a=$1 ds=$2 s=$3 hot=${4:-$(hot_start_dir "$2" "$1" "$3")}
     case $a in
         natural)      echo "--method natural ${optim[$ds]}" ;;
         pgd_at)       echo "--method pgd_at ${optim[$ds]}" ;;
         trades)       echo "--method trades ${optim[$ds]}" ;;
-        frl_rwrm|frl_rw) echo "--method $a --init $out/$ds/pgd_at/seed$s/last.safetensors $frl_optim" ;;
+        frl_rwrm|frl_rw) echo "--method $a --init $hot/last.safetensors $frl_optim" ;;
         # CFA's calibration and FAWA from the second epoch (the paper's epoch 10 and 50 are for 100-200 epochs).
         cfa_at)       echo "--method cfa_at --cfa-begin 1 --ema fawa --ema-start 1 ${optim[$ds]}" ;;
         # CFA's calibration with plain epoch EMA instead of FAWA: the pair that tests "FAWA beats EMA".
@@ -83,7 +87,7 @@ arm_flags() {  # arm dataset seed
         # Beyond the papers (docs/protocols/dafa.md, trix.md): the warm-up keeps DAFA's code fraction, 70 of 110
         # epochs, i.e. 3 of 5.
         dafa|trix)    echo "--method $a --dafa-warmup 3 ${optim[$ds]}" ;;
-        faal)         echo "--method faal --init $out/$ds/trades/seed$s/last.safetensors $faal_optim" ;;
+        faal)         echo "--method faal --init $hot/last.safetensors $faal_optim" ;;
     esac
 }
 checkpoints_of() { case $1 in cfa_*|fair_tat_ema) echo last,best_robust,ema_last ;; *) echo last,best_robust ;; esac; }
@@ -111,13 +115,13 @@ jobs() {
     done
 }
 
-train_command() {  # dataset arm seed dir [final checkpoints]
-    local ds=$1 a=$2 s=$3 dir=$4 d checkpoints=${5:-$(checkpoints_of "$2")}
+train_command() {  # dataset arm seed dir [final checkpoints [hot start's folder]]
+    local ds=$1 a=$2 s=$3 dir=$4 d checkpoints=${5:-$(checkpoints_of "$2")} hot=${6:-}
     # The fine-tunes bring their own epoch count (--epochs 2 in their flags); train takes --epochs once, so the
     # dataset's 5 is dropped for them. Every other arm's command is left as it was.
     d=${data[$ds]}
     case $a in frl_*|faal) d=${d/--epochs 5 /} ;; esac
-    echo "$convolutions $train $d $(arm_flags "$a" "$ds" "$s") ${device_flag:+$device_flag }--seed $s --final-attacks pgd20 --final-checkpoints $checkpoints --out $dir"
+    echo "$convolutions $train $d $(arm_flags "$a" "$ds" "$s" "$hot") ${device_flag:+$device_flag }--seed $s --final-attacks pgd20 --final-checkpoints $checkpoints --out $dir"
 }
 
 collect() {  # the small files of a finished run, into the results tree
@@ -258,15 +262,20 @@ wait_for_hot_start() {  # the hot start's run folder
 }
 
 # The model AutoAttack attacks where the committed seed's checkpoint is gone: the seed retrained with its own command,
-# last checkpoint only, evaluated as the study evaluates. A fine-tune (FRL, FAAL) needs its hot start's checkpoint on
-# this machine (the study phase leaves one where it trained or regenerated it); without one it is refused, since
-# retraining the hot start too would make a pair of models the study never trained.
+# last checkpoint only, evaluated as the study evaluates. A fine-tune (FRL, FAAL) starts from its hot start's
+# checkpoint on this machine where there is one (the study phase leaves one where it trained or regenerated it);
+# without one the hot start is retrained too, into the model's own hot_start/ (never the study's run folder, so the
+# study's hot-start records are untouched), and committed beside the attack with it. The attack is compared with the
+# fine-tune's own evaluation, so the pair being another model of the seed than the committed one does not matter.
 retrain_for_autoattack() {  # dataset arm seed folder
-    local ds=$1 a=$2 s=$3 model=$4 hot=""
-    case $a in frl_*) hot="$out/$ds/pgd_at/seed$s" ;; faal) hot="$out/$ds/trades/seed$s" ;; esac
+    local ds=$1 a=$2 s=$3 model=$4 hot
+    hot=$(hot_start_dir "$ds" "$a" "$s")
     if [ -n "$hot" ] && [ ! -s "$hot/last.safetensors" ]; then
-        echo "FAILED: $a seed $s needs its hot start's checkpoint ($hot/last.safetensors) to be retrained for AutoAttack; pick a seed whose hot start is here with AA_SEED"
-        return 1
+        hot="$model/hot_start"
+        if [ ! -s "$hot/eval_last/results.json" ] || [ ! -s "$hot/last.safetensors" ]; then
+            echo "retraining for AutoAttack: $a seed $s's hot start ($(hot_start_arm "$a")) into $hot"
+            train_into "$ds" "$(hot_start_arm "$a")" "$s" "$hot" "" last || return
+        fi
     fi
     [ -s "$model/eval_last/results.json" ] && [ -s "$model/last.safetensors" ] && return 0
     echo "retraining for AutoAttack: $a seed $s into $model"
@@ -280,7 +289,7 @@ train_into() {  # dataset arm seed folder hot-start-folder ("" for none) [final 
     mkdir -p "$dir"
     record_cpu "$dir"
     if [ -n "$hot" ] && [ -e "$hot/RETRAINED" ]; then cp "$hot/RETRAINED" "$dir/hot_start.txt"; else rm -f "$dir/hot_start.txt"; fi
-    local cmd; cmd=$(train_command "$ds" "$a" "$s" "$dir" ${6:+"$6"})
+    local cmd; cmd=$(train_command "$ds" "$a" "$s" "$dir" "${6:-}" "$hot")
     echo "$cmd" | tee "$dir/command.txt"
     run_logged "$dir/log.txt" $cmd
 }
@@ -311,6 +320,10 @@ run_one() {
         if [ "$model" != "$dir" ]; then
             rm -rf "$dst/autoattack/model" && collect "$model" "$dst/autoattack/model"
             sha256sum "$model/last.safetensors" | cut -d' ' -f1 > "$dst/autoattack/model/checkpoint.sha256"
+            if [ -d "$model/hot_start" ]; then
+                collect "$model/hot_start" "$dst/autoattack/model/hot_start"
+                sha256sum "$model/hot_start/last.safetensors" | cut -d' ' -f1 > "$dst/autoattack/model/hot_start/checkpoint.sha256"
+            fi
         fi
         cp "$aa/results.json" "$dst/autoattack/"
         return 0
@@ -322,8 +335,7 @@ run_one() {
         if needed_as_hot_start "$ds" "$a" "$s"; then regenerate_hot_start "$ds" "$a" "$s"; return; fi
         echo "done already (committed): $dst"; return 0
     fi
-    local hot=""
-    case $a in frl_*) hot="$out/$ds/pgd_at/seed$s" ;; faal) hot="$out/$ds/trades/seed$s" ;; esac
+    local hot; hot=$(hot_start_dir "$ds" "$a" "$s")
     # While its hot start trains and other jobs are queued, a fine-tune goes back to the queue's end (3: requeue), so
     # that a worker does not sit idle behind it; with nothing else queued it waits.
     if [ -n "$hot" ] && ! hot_start_ready "$hot" && [ ! -e "$hot/FAILED" ] && [ -s "$queue" ]; then return 3; fi

@@ -397,29 +397,42 @@ TEST_CASE("reproduction.sh: the autoattack phase attacks CFA-AT + EMA's weights 
 
 // AA_RETRAIN=1: a committed seed whose checkpoint this machine lacks is trained again with its own command (last
 // checkpoint only) into aa_model/, never over the run folder, and that model is attacked and recorded beside the
-// attack (autoattack/model/ with its checksum); the committed record stays as it was. A fine-tune without its hot
-// start's checkpoint here is refused, and without AA_RETRAIN nothing trains. Seen failing with the retraining written
-// into the run folder (the committed eval_last overwritten by collect) and with the hot-start check removed.
+// attack (autoattack/model/ with its checksum); the committed record stays as it was. A fine-tune starts from its hot
+// start's checkpoint where this machine has it (FAAL here); where not (FRL Reweight's PGD-AT), the hot start is
+// retrained into aa_model/hot_start/, the fine-tune starts from that, and both are committed. Without AA_RETRAIN
+// nothing trains. Seen failing with the retraining written into the run folder (the committed eval_last overwritten
+// by collect), with the fine-tune started from the study's hot-start path while its checkpoint was missing, and with
+// the hot start's record left out of the commit.
 TEST_CASE("reproduction.sh: AA_RETRAIN retrains a lost checkpoint for the attack and records that model", "[scripts]") {
     namespace fs = std::filesystem;
     cw_nn_test::ScratchDir dir;
     const fs::path results = dir.path / "results" / "fashion-mnist", runs = dir.path / "runs" / "fashion-mnist";
-    for (const char* arm : {"natural", "frl_rw"}) {
+    for (const char* arm : {"natural", "frl_rw", "faal"}) {
         fs::create_directories(results / arm / "seed0" / "eval_last");
         fs::create_directories(results / arm / "seed0" / "eval_best_robust");
         std::ofstream(results / arm / "seed0" / "eval_last" / "results.json") << "committed\n";
         std::ofstream(results / arm / "seed0" / "eval_best_robust" / "results.json") << "committed\n";
     }
-    // The stand-in writes a checkpoint with something in it, as a real run does (an empty file is no checkpoint).
-    const std::string train = write_stand_in_train(dir, "mkdir -p $out && echo weights > $out/last.safetensors"),
-                      audit = dir.file("audit.sh");
+    // FAAL's TRADES hot start is on this machine; FRL's PGD-AT is not.
+    fs::create_directories(runs / "trades" / "seed0");
+    std::ofstream(runs / "trades" / "seed0" / "last.safetensors") << "trades weights\n";
+    // A stand-in `train` that records "<out> <final checkpoints> <init>" and writes a checkpoint with something in it,
+    // as a real run does (an empty file is no checkpoint).
+    const std::string train = dir.file("train.sh"), audit = dir.file("audit.sh");
+    std::ofstream(train) << "#!/bin/bash\n"
+                            "while [ $# -gt 0 ]; do case $1 in --out) out=$2; shift;; --final-checkpoints) c=$2; shift;; "
+                            "--init) init=$2; shift;; esac; shift; done\n"
+                            "echo \"$out $c $init\" >> " << dir.file("calls.txt") << "\n"
+                            "mkdir -p $out/eval_last && echo '{\"trained\": 1}' > $out/eval_last/results.json\n"
+                            "echo weights > $out/last.safetensors\n";
     std::ofstream(audit) << "#!/bin/bash\n"
                             "while [ $# -gt 0 ]; do case $1 in --out) out=$2;; --weights) w=$2;; esac; shift; done\n"
                             "echo \"audit $w\" >> " << dir.file("calls.txt") << "\n"
                             "mkdir -p $out && echo attacked > $out/results.json\n";
+    fs::permissions(train, fs::perms::owner_all);
     fs::permissions(audit, fs::perms::owner_all);
     const auto run_phase = [&](const std::string& retrain) {
-        return cw_test::run_shell("cd '" + cw_test::repo_root().string() + "' && timeout 60 env ARMS='natural frl_rw' OUT='" +
+        return cw_test::run_shell("cd '" + cw_test::repo_root().string() + "' && timeout 60 env ARMS='natural frl_rw faal' OUT='" +
                                   dir.file("runs") + "' RESULTS='" + dir.file("results") + "' TRAIN='" + train +
                                   "' AUDIT='" + audit + "' AA_RETRAIN=" + retrain +
                                   " WORKERS=1 scripts/reproduction.sh autoattack fashion-mnist 2>&1");
@@ -434,16 +447,32 @@ TEST_CASE("reproduction.sh: AA_RETRAIN retrains a lost checkpoint for the attack
     run = run_phase("1");
     INFO(run.text);
     CHECK(run.code == 0);
-    const fs::path model = runs / "natural" / "seed0" / "aa_model";
+    const fs::path natural = runs / "natural" / "seed0" / "aa_model", frl = runs / "frl_rw" / "seed0" / "aa_model",
+                   faal = runs / "faal" / "seed0" / "aa_model";
+    const std::string sha_of_weights = "1b465fa6b6bcbc06a3199e3d2d8aec35d37494a712f888b6d5536684dd89d0f0\n";  // of "weights\n"
     CHECK(text(dir.file("calls.txt")) ==
-          model.string() + " last\naudit " + (model / "last.safetensors").string() + "\n");
-    CHECK(text(results / "natural" / "seed0" / "eval_last" / "results.json") == "committed\n");
-    CHECK(text(results / "natural" / "seed0" / "autoattack" / "results.json") == "attacked\n");
-    CHECK(text(results / "natural" / "seed0" / "autoattack" / "model" / "eval_last" / "results.json") == "{\"trained\": 1}\n");
-    CHECK(text(results / "natural" / "seed0" / "autoattack" / "model" / "checkpoint.sha256") ==
-          "1b465fa6b6bcbc06a3199e3d2d8aec35d37494a712f888b6d5536684dd89d0f0\n");   // sha256sum of "weights\n"
-    CHECK_FALSE(fs::exists(runs / "natural" / "seed0" / "eval_last"));
-    // FRL Reweight fine-tunes PGD-AT seed 0, whose checkpoint is not here.
-    CHECK(run.text.find("frl_rw seed 0 needs its hot start's checkpoint") != std::string::npos);
-    CHECK_FALSE(fs::exists(results / "frl_rw" / "seed0" / "autoattack"));
+          natural.string() + " last \naudit " + (natural / "last.safetensors").string() + "\n" +
+          (frl / "hot_start").string() + " last \n" +
+          frl.string() + " last " + (frl / "hot_start" / "last.safetensors").string() + "\n" +
+          "audit " + (frl / "last.safetensors").string() + "\n" +
+          faal.string() + " last " + (runs / "trades" / "seed0" / "last.safetensors").string() + "\n" +
+          "audit " + (faal / "last.safetensors").string() + "\n");
+    for (const char* arm : {"natural", "frl_rw", "faal"}) {
+        INFO(arm);
+        const fs::path record = results / arm / "seed0";
+        CHECK(text(record / "eval_last" / "results.json") == "committed\n");
+        CHECK(text(record / "autoattack" / "results.json") == "attacked\n");
+        CHECK(text(record / "autoattack" / "model" / "eval_last" / "results.json") == "{\"trained\": 1}\n");
+        CHECK(text(record / "autoattack" / "model" / "checkpoint.sha256") == sha_of_weights);
+        CHECK_FALSE(fs::exists(runs / arm / "seed0" / "eval_last"));
+    }
+    // The retrained hot start is committed with its fine-tune, and the study's own PGD-AT folders are untouched.
+    CHECK(text(results / "frl_rw" / "seed0" / "autoattack" / "model" / "hot_start" / "eval_last" / "results.json") ==
+          "{\"trained\": 1}\n");
+    CHECK(text(results / "frl_rw" / "seed0" / "autoattack" / "model" / "hot_start" / "checkpoint.sha256") == sha_of_weights);
+    CHECK(text(results / "frl_rw" / "seed0" / "autoattack" / "model" / "hot_start" / "command.txt").find("--method pgd_at") !=
+          std::string::npos);
+    CHECK_FALSE(fs::exists(runs / "pgd_at"));
+    CHECK_FALSE(fs::exists(results / "pgd_at"));
+    CHECK_FALSE(fs::exists(results / "faal" / "seed0" / "autoattack" / "model" / "hot_start"));
 }
