@@ -262,24 +262,33 @@ wait_for_hot_start() {  # the hot start's run folder
 }
 
 # The model AutoAttack attacks where the committed seed's checkpoint is gone: the seed retrained with its own command,
-# last checkpoint only, evaluated as the study evaluates. A fine-tune (FRL, FAAL) starts from its hot start's
-# checkpoint on this machine where there is one (the study phase leaves one where it trained or regenerated it);
-# without one the hot start is retrained too, into the model's own hot_start/ (never the study's run folder, so the
-# study's hot-start records are untouched), and committed beside the attack with it. The attack is compared with the
-# fine-tune's own evaluation, so the pair being another model of the seed than the committed one does not matter.
+# last checkpoint only, into aa_model/ beside the run folder (never over it), evaluated as the study evaluates. A
+# fine-tune (FRL, FAAL) starts from its hot start's checkpoint where this machine has one (the study phase leaves one
+# where it trained or regenerated it); where not, from its hot start retrained the same way, into that arm's own
+# aa_model/ (the study's hot-start records stay untouched), so the fine-tunes of a seed start from one model, as in
+# the study, and an attack on the hot start's arm attacks that model too. The attack is compared with the attacked
+# model's own evaluation, so these being other models of the seed than the committed ones does not matter.
 retrain_for_autoattack() {  # dataset arm seed folder
     local ds=$1 a=$2 s=$3 model=$4 hot
     hot=$(hot_start_dir "$ds" "$a" "$s")
     if [ -n "$hot" ] && [ ! -s "$hot/last.safetensors" ]; then
-        hot="$model/hot_start"
-        if [ ! -s "$hot/eval_last/results.json" ] || [ ! -s "$hot/last.safetensors" ]; then
-            echo "retraining for AutoAttack: $a seed $s's hot start ($(hot_start_arm "$a")) into $hot"
-            train_into "$ds" "$(hot_start_arm "$a")" "$s" "$hot" "" last || return
-        fi
+        hot="$hot/aa_model"
+        retrain_once "$ds" "$(hot_start_arm "$a")" "$s" "$hot" "" || return
     fi
-    [ -s "$model/eval_last/results.json" ] && [ -s "$model/last.safetensors" ] && return 0
-    echo "retraining for AutoAttack: $a seed $s into $model"
-    train_into "$ds" "$a" "$s" "$model" "$hot" last
+    retrain_once "$ds" "$a" "$s" "$model" "$hot"
+}
+
+# Trains a model for the attack unless it is there; a second worker that needs the same one (the other fine-tune of
+# the seed, or the hot start's own attack) waits on the folder's lock and then finds it trained.
+retrain_once() {  # dataset arm seed folder hot-start-folder ("" for none)
+    local ds=$1 a=$2 s=$3 dir=$4 hot=$5
+    mkdir -p "$dir"
+    (
+        flock 9
+        [ -s "$dir/eval_last/results.json" ] && [ -s "$dir/last.safetensors" ] && exit 0
+        echo "retraining for AutoAttack: $a seed $s into $dir"
+        train_into "$ds" "$a" "$s" "$dir" "$hot" last
+    ) 9> "$dir/.lock"
 }
 
 # One training job into its folder, with the record a run keeps: the CPU, the command, and for a fine-tune of a
@@ -320,9 +329,11 @@ run_one() {
         if [ "$model" != "$dir" ]; then
             rm -rf "$dst/autoattack/model" && collect "$model" "$dst/autoattack/model"
             sha256sum "$model/last.safetensors" | cut -d' ' -f1 > "$dst/autoattack/model/checkpoint.sha256"
-            if [ -d "$model/hot_start" ]; then
-                collect "$model/hot_start" "$dst/autoattack/model/hot_start"
-                sha256sum "$model/hot_start/last.safetensors" | cut -d' ' -f1 > "$dst/autoattack/model/hot_start/checkpoint.sha256"
+            # A fine-tune retrained from a retrained hot start: that model's record goes with it.
+            local hot; hot=$(hot_start_dir "$ds" "$a" "$s")/aa_model
+            if [ "$hot" != /aa_model ] && grep -qsF -- "--init $hot/last.safetensors " "$model/command.txt"; then
+                collect "$hot" "$dst/autoattack/model/hot_start"
+                sha256sum "$hot/last.safetensors" | cut -d' ' -f1 > "$dst/autoattack/model/hot_start/checkpoint.sha256"
             fi
         fi
         cp "$aa/results.json" "$dst/autoattack/"

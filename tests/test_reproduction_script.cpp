@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/test_datasets_fixtures.h"
 #include "tests/test_nn_util.h"
@@ -398,81 +399,114 @@ TEST_CASE("reproduction.sh: the autoattack phase attacks CFA-AT + EMA's weights 
 // AA_RETRAIN=1: a committed seed whose checkpoint this machine lacks is trained again with its own command (last
 // checkpoint only) into aa_model/, never over the run folder, and that model is attacked and recorded beside the
 // attack (autoattack/model/ with its checksum); the committed record stays as it was. A fine-tune starts from its hot
-// start's checkpoint where this machine has it (FAAL here); where not (FRL Reweight's PGD-AT), the hot start is
-// retrained into aa_model/hot_start/, the fine-tune starts from that, and both are committed. Without AA_RETRAIN
-// nothing trains. Seen failing with the retraining written into the run folder (the committed eval_last overwritten
-// by collect), with the fine-tune started from the study's hot-start path while its checkpoint was missing, and with
-// the hot start's record left out of the commit.
+// start's checkpoint where this machine has it (FAAL here); where not (FRL's PGD-AT), the hot start is retrained once
+// into PGD-AT's own aa_model/, both FRL arms start from it, and it is committed with each. Without AA_RETRAIN nothing
+// trains. Seen failing with the retraining written into the run folder (the committed eval_last overwritten by
+// collect), with the fine-tune started from the study's hot-start path while its checkpoint was missing, with the hot
+// start's record left out of the commit, with each fine-tune retraining its own hot start, and (the two-worker case)
+// with the lock taken on a file of its own per process.
+namespace {
+struct AutoattackReplay {
+    cw_nn_test::ScratchDir dir;
+    std::filesystem::path results = dir.path / "results" / "fashion-mnist", runs = dir.path / "runs" / "fashion-mnist";
+    std::string train = dir.file("train.sh"), audit = dir.file("audit.sh");
+
+    explicit AutoattackReplay(const std::vector<std::string>& committed_arms) {
+        namespace fs = std::filesystem;
+        for (const auto& arm : committed_arms)
+            for (const char* checkpoint : {"eval_last", "eval_best_robust"}) {
+                fs::create_directories(results / arm / "seed0" / checkpoint);
+                std::ofstream(results / arm / "seed0" / checkpoint / "results.json") << "committed\n";
+            }
+        // A stand-in `train` that records "<out> <final checkpoints> <init>", takes a moment (so that two workers
+        // overlap), and writes a checkpoint with something in it, as a real run does (an empty file is none).
+        std::ofstream(train) << "#!/bin/bash\n"
+                                "while [ $# -gt 0 ]; do case $1 in --out) out=$2; shift;; --final-checkpoints) c=$2; shift;; "
+                                "--init) init=$2; shift;; esac; shift; done\n"
+                                "echo \"$out $c $init\" >> " << dir.file("calls.txt") << "\n"
+                                "sleep 0.5\n"
+                                "mkdir -p $out/eval_last && echo '{\"trained\": 1}' > $out/eval_last/results.json\n"
+                                "echo weights > $out/last.safetensors\n";
+        std::ofstream(audit) << "#!/bin/bash\n"
+                                "while [ $# -gt 0 ]; do case $1 in --out) out=$2;; --weights) w=$2;; esac; shift; done\n"
+                                "echo \"audit $w\" >> " << dir.file("calls.txt") << "\n"
+                                "mkdir -p $out && echo attacked > $out/results.json\n";
+        fs::permissions(train, fs::perms::owner_all);
+        fs::permissions(audit, fs::perms::owner_all);
+    }
+    cw_test::CommandOutput run(const std::string& arms, const std::string& retrain, int workers) const {
+        return cw_test::run_shell("cd '" + cw_test::repo_root().string() + "' && timeout 60 env ARMS='" + arms + "' OUT='" +
+                                  dir.file("runs") + "' RESULTS='" + dir.file("results") + "' TRAIN='" + train +
+                                  "' AUDIT='" + audit + "' AA_RETRAIN=" + retrain + " WORKERS=" + std::to_string(workers) +
+                                  " scripts/reproduction.sh autoattack fashion-mnist 2>&1");
+    }
+    std::string text(const std::filesystem::path& file) const { return cw::util::read_file_text(file.string()); }
+};
+const std::string sha_of_weights = "1b465fa6b6bcbc06a3199e3d2d8aec35d37494a712f888b6d5536684dd89d0f0\n";  // of "weights\n"
+}  // namespace
+
 TEST_CASE("reproduction.sh: AA_RETRAIN retrains a lost checkpoint for the attack and records that model", "[scripts]") {
     namespace fs = std::filesystem;
-    cw_nn_test::ScratchDir dir;
-    const fs::path results = dir.path / "results" / "fashion-mnist", runs = dir.path / "runs" / "fashion-mnist";
-    for (const char* arm : {"natural", "frl_rw", "faal"}) {
-        fs::create_directories(results / arm / "seed0" / "eval_last");
-        fs::create_directories(results / arm / "seed0" / "eval_best_robust");
-        std::ofstream(results / arm / "seed0" / "eval_last" / "results.json") << "committed\n";
-        std::ofstream(results / arm / "seed0" / "eval_best_robust" / "results.json") << "committed\n";
-    }
+    const AutoattackReplay r({"natural", "frl_rw", "frl_rwrm", "faal"});
     // FAAL's TRADES hot start is on this machine; FRL's PGD-AT is not.
-    fs::create_directories(runs / "trades" / "seed0");
-    std::ofstream(runs / "trades" / "seed0" / "last.safetensors") << "trades weights\n";
-    // A stand-in `train` that records "<out> <final checkpoints> <init>" and writes a checkpoint with something in it,
-    // as a real run does (an empty file is no checkpoint).
-    const std::string train = dir.file("train.sh"), audit = dir.file("audit.sh");
-    std::ofstream(train) << "#!/bin/bash\n"
-                            "while [ $# -gt 0 ]; do case $1 in --out) out=$2; shift;; --final-checkpoints) c=$2; shift;; "
-                            "--init) init=$2; shift;; esac; shift; done\n"
-                            "echo \"$out $c $init\" >> " << dir.file("calls.txt") << "\n"
-                            "mkdir -p $out/eval_last && echo '{\"trained\": 1}' > $out/eval_last/results.json\n"
-                            "echo weights > $out/last.safetensors\n";
-    std::ofstream(audit) << "#!/bin/bash\n"
-                            "while [ $# -gt 0 ]; do case $1 in --out) out=$2;; --weights) w=$2;; esac; shift; done\n"
-                            "echo \"audit $w\" >> " << dir.file("calls.txt") << "\n"
-                            "mkdir -p $out && echo attacked > $out/results.json\n";
-    fs::permissions(train, fs::perms::owner_all);
-    fs::permissions(audit, fs::perms::owner_all);
-    const auto run_phase = [&](const std::string& retrain) {
-        return cw_test::run_shell("cd '" + cw_test::repo_root().string() + "' && timeout 60 env ARMS='natural frl_rw faal' OUT='" +
-                                  dir.file("runs") + "' RESULTS='" + dir.file("results") + "' TRAIN='" + train +
-                                  "' AUDIT='" + audit + "' AA_RETRAIN=" + retrain +
-                                  " WORKERS=1 scripts/reproduction.sh autoattack fashion-mnist 2>&1");
-    };
-    const auto text = [](const fs::path& file) { return cw::util::read_file_text(file.string()); };
-    auto run = run_phase("0");
+    fs::create_directories(r.runs / "trades" / "seed0");
+    std::ofstream(r.runs / "trades" / "seed0" / "last.safetensors") << "trades weights\n";
+    const std::string arms = "natural frl_rw frl_rwrm faal";
+    auto run = r.run(arms, "0", 1);
     INFO(run.text);
     CHECK(run.code == 0);
-    CHECK_FALSE(fs::exists(dir.file("calls.txt")));
+    CHECK_FALSE(fs::exists(r.dir.file("calls.txt")));
     CHECK(run.text.find("retrain it with AA_RETRAIN=1") != std::string::npos);
 
-    run = run_phase("1");
+    run = r.run(arms, "1", 1);
     INFO(run.text);
     CHECK(run.code == 0);
-    const fs::path natural = runs / "natural" / "seed0" / "aa_model", frl = runs / "frl_rw" / "seed0" / "aa_model",
-                   faal = runs / "faal" / "seed0" / "aa_model";
-    const std::string sha_of_weights = "1b465fa6b6bcbc06a3199e3d2d8aec35d37494a712f888b6d5536684dd89d0f0\n";  // of "weights\n"
-    CHECK(text(dir.file("calls.txt")) ==
-          natural.string() + " last \naudit " + (natural / "last.safetensors").string() + "\n" +
-          (frl / "hot_start").string() + " last \n" +
-          frl.string() + " last " + (frl / "hot_start" / "last.safetensors").string() + "\n" +
-          "audit " + (frl / "last.safetensors").string() + "\n" +
-          faal.string() + " last " + (runs / "trades" / "seed0" / "last.safetensors").string() + "\n" +
-          "audit " + (faal / "last.safetensors").string() + "\n");
-    for (const char* arm : {"natural", "frl_rw", "faal"}) {
+    const auto model = [&](const std::string& arm) { return r.runs / arm / "seed0" / "aa_model"; };
+    const fs::path hot = model("pgd_at") / "last.safetensors";
+    CHECK(r.text(r.dir.file("calls.txt")) ==
+          model("natural").string() + " last \naudit " + (model("natural") / "last.safetensors").string() + "\n" +
+          model("pgd_at").string() + " last \n" +
+          model("frl_rw").string() + " last " + hot.string() + "\n" +
+          "audit " + (model("frl_rw") / "last.safetensors").string() + "\n" +
+          model("frl_rwrm").string() + " last " + hot.string() + "\n" +
+          "audit " + (model("frl_rwrm") / "last.safetensors").string() + "\n" +
+          model("faal").string() + " last " + (r.runs / "trades" / "seed0" / "last.safetensors").string() + "\n" +
+          "audit " + (model("faal") / "last.safetensors").string() + "\n");
+    for (const char* arm : {"natural", "frl_rw", "frl_rwrm", "faal"}) {
         INFO(arm);
-        const fs::path record = results / arm / "seed0";
-        CHECK(text(record / "eval_last" / "results.json") == "committed\n");
-        CHECK(text(record / "autoattack" / "results.json") == "attacked\n");
-        CHECK(text(record / "autoattack" / "model" / "eval_last" / "results.json") == "{\"trained\": 1}\n");
-        CHECK(text(record / "autoattack" / "model" / "checkpoint.sha256") == sha_of_weights);
-        CHECK_FALSE(fs::exists(runs / arm / "seed0" / "eval_last"));
+        const fs::path record = r.results / arm / "seed0";
+        CHECK(r.text(record / "eval_last" / "results.json") == "committed\n");
+        CHECK(r.text(record / "autoattack" / "results.json") == "attacked\n");
+        CHECK(r.text(record / "autoattack" / "model" / "eval_last" / "results.json") == "{\"trained\": 1}\n");
+        CHECK(r.text(record / "autoattack" / "model" / "checkpoint.sha256") == sha_of_weights);
+        CHECK_FALSE(fs::exists(r.runs / arm / "seed0" / "eval_last"));
     }
-    // The retrained hot start is committed with its fine-tune, and the study's own PGD-AT folders are untouched.
-    CHECK(text(results / "frl_rw" / "seed0" / "autoattack" / "model" / "hot_start" / "eval_last" / "results.json") ==
-          "{\"trained\": 1}\n");
-    CHECK(text(results / "frl_rw" / "seed0" / "autoattack" / "model" / "hot_start" / "checkpoint.sha256") == sha_of_weights);
-    CHECK(text(results / "frl_rw" / "seed0" / "autoattack" / "model" / "hot_start" / "command.txt").find("--method pgd_at") !=
-          std::string::npos);
-    CHECK_FALSE(fs::exists(runs / "pgd_at"));
-    CHECK_FALSE(fs::exists(results / "pgd_at"));
-    CHECK_FALSE(fs::exists(results / "faal" / "seed0" / "autoattack" / "model" / "hot_start"));
+    // The retrained hot start is committed with each fine-tune; the study's own PGD-AT run folder and record stay
+    // untouched.
+    for (const char* arm : {"frl_rw", "frl_rwrm"}) {
+        const fs::path record = r.results / arm / "seed0" / "autoattack" / "model" / "hot_start";
+        CHECK(r.text(record / "eval_last" / "results.json") == "{\"trained\": 1}\n");
+        CHECK(r.text(record / "checkpoint.sha256") == sha_of_weights);
+        CHECK(r.text(record / "command.txt").find("--method pgd_at") != std::string::npos);
+    }
+    CHECK_FALSE(fs::exists(r.runs / "pgd_at" / "seed0" / "last.safetensors"));
+    CHECK_FALSE(fs::exists(r.runs / "pgd_at" / "seed0" / "eval_last"));
+    CHECK_FALSE(fs::exists(r.results / "pgd_at"));
+    CHECK_FALSE(fs::exists(r.results / "faal" / "seed0" / "autoattack" / "model" / "hot_start"));
+}
+
+// Two workers: the two FRL fine-tunes of a seed run side by side, and their shared hot start is trained once.
+TEST_CASE("reproduction.sh: AA_RETRAIN trains a shared hot start once with two workers", "[scripts]") {
+    const AutoattackReplay r({"frl_rw", "frl_rwrm"});
+    const auto run = r.run("frl_rw frl_rwrm", "1", 2);
+    INFO(run.text);
+    CHECK(run.code == 0);
+    const std::string calls = r.text(r.dir.file("calls.txt"));
+    INFO(calls);
+    const std::string hot_start_call = (r.runs / "pgd_at" / "seed0" / "aa_model").string() + " last \n";
+    const size_t first = calls.find(hot_start_call);
+    CHECK(first != std::string::npos);
+    CHECK(calls.find(hot_start_call, first + 1) == std::string::npos);
+    for (const char* arm : {"frl_rw", "frl_rwrm"})
+        CHECK(r.text(r.results / arm / "seed0" / "autoattack" / "results.json") == "attacked\n");
 }
