@@ -279,15 +279,20 @@ retrain_for_autoattack() {  # dataset arm seed folder
 }
 
 # Trains a model for the attack unless it is there; a second worker that needs the same one (the other fine-tune of
-# the seed, or the hot start's own attack) waits on the folder's lock and then finds it trained.
+# the seed, or the hot start's own attack) waits on the folder's lock and then finds it trained. A training stopped
+# by a signal marks the study stopped before it lets go of the lock, so the waiting worker stops instead of resuming it.
 retrain_once() {  # dataset arm seed folder hot-start-folder ("" for none)
     local ds=$1 a=$2 s=$3 dir=$4 hot=$5
     mkdir -p "$dir"
     (
         flock 9
+        [ ! -e "$stopped" ] || exit 2
         [ -s "$dir/eval_last/results.json" ] && [ -s "$dir/last.safetensors" ] && exit 0
         echo "retraining for AutoAttack: $a seed $s into $dir"
-        train_into "$ds" "$a" "$s" "$dir" "$hot" last
+        rc=0
+        train_into "$ds" "$a" "$s" "$dir" "$hot" last || rc=$?
+        [ "$rc" != 2 ] || touch "$stopped"
+        exit "$rc"
     ) 9> "$dir/.lock"
 }
 
