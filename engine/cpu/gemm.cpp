@@ -2,6 +2,7 @@
 #include <cblas.h>
 
 #include "engine/cpu/cpu_backend.h"
+#include "engine/cpu/lane_sum.h"
 
 namespace cw {
 
@@ -29,16 +30,13 @@ void CpuBackend::add_channel_bias(float* y, const float* bias, AxisView v) {
         }
 }
 
+// A bias's gradient: each channel's plane of every image summed in 16 lanes (engine/cpu/lane_sum.h; a plain
+// `part += p[i]` is one dependency chain, about ten times slower on a conv's planes), the planes in double.
 void CpuBackend::channel_sum(const float* gy, float* gbias, AxisView v, bool accumulate) {
 #pragma omp parallel for schedule(static) if (v.outer * v.dim * v.inner > kParallelGrain)
     for (int64_t c = 0; c < v.dim; ++c) {
         double s = 0;
-        for (int64_t o = 0; o < v.outer; ++o) {
-            const float* p = gy + (o * v.dim + c) * v.inner;
-            float part = 0;
-            for (int64_t i = 0; i < v.inner; ++i) part += p[i];
-            s += part;
-        }
+        for (int64_t o = 0; o < v.outer; ++o) s += lanes::sum(gy + (o * v.dim + c) * v.inner, v.inner);
         gbias[c] = static_cast<float>(accumulate ? gbias[c] + s : s);
     }
 }
