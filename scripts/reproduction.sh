@@ -4,7 +4,7 @@
 # small CNN), every arm with several seeds, evaluated on the whole test set.
 #   scripts/reproduction.sh pilot|study|autoattack [DATASET ...]        (default: both datasets)
 #   scripts/reproduction.sh list pilot|study|autoattack [DATASET ...]   (print the jobs, run nothing)
-# Environment: ARMS (the arms, below), OUT (runs/reproduction), RESULTS (results/reproduction), WORKERS (2), TRAIN (build/tools/train),
+# Environment: ARMS (the arms, below), SEEDS (each arm's protocol seeds unless given, below), OUT (runs/reproduction), RESULTS (results/reproduction), WORKERS (2), TRAIN (build/tools/train),
 # AUDIT (build/tools/audit), AA_SEED (0: the seed the autoattack phase attacks), AA_RETRAIN (0; 1: the autoattack
 # phase retrains a committed seed whose checkpoint this machine lacks, a fine-tune's hot start too, below), DEVICE (cpu; cuda runs the whole
 # study on one GPU, below). Every CPU process runs under one convolution setting, oneDNN fp32 (docs/engine.md): about
@@ -64,7 +64,14 @@ faal_optim="--epochs 2 --optimizer sgd --lr 0.01 --wd 5e-4 --schedule multistep 
 # ARMS replaces the list; the rows beyond the three papers (dafa, trix, faal) run only when it names them, e.g.
 # ARMS="pgd_at trades dafa trix faal" scripts/reproduction.sh study.
 arms=${ARMS:-natural pgd_at trades frl_rwrm frl_rw cfa_at cfa_at_ema cfa_trades fair_tat fair_tat_ema}
-seeds_of() { case $1 in pgd_at|frl_rwrm) echo "0 1 2 3 4" ;; *) echo "0 1 2" ;; esac; }
+# SEEDS replaces every named arm's seeds, to add seeds where the page says more would decide a claim, e.g.
+# ARMS="cfa_at cfa_at_ema" SEEDS="3 4 5 6" scripts/reproduction.sh study fashion-mnist.
+seeds=${SEEDS:-}
+case $seeds in *[!0-9\ ]*) echo "scripts/reproduction.sh: SEEDS must be seed numbers separated by spaces, not '$seeds'" >&2; exit 2 ;; esac
+seeds_of() {
+    if [ -n "${seeds// /}" ]; then echo $seeds; return; fi
+    case $1 in pgd_at|frl_rwrm) echo "0 1 2 3 4" ;; *) echo "0 1 2" ;; esac
+}
 
 # The arm a fine-tune starts from (its hot start); nothing for an arm that trains from scratch.
 hot_start_arm() { case $1 in frl_*) echo pgd_at ;; faal) echo trades ;; esac; }
