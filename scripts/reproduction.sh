@@ -359,6 +359,13 @@ run_one() {
         echo "done already (committed): $dst"; return 0
     fi
     local hot; hot=$(hot_start_dir "$ds" "$a" "$s")
+    # A hot start that is neither ready here nor among the arms this run trains would be waited for forever.
+    if [ -n "$hot" ] && ! hot_start_ready "$hot" && [ ! -e "$hot/REGENERATING" ]; then
+        case " $arms " in
+            *" $(hot_start_arm "$a") "*) ;;
+            *) echo "FAILED: $a seed $s fine-tunes $(hot_start_arm "$a") seed $s, which is not trained here ($hot) and not in ARMS: add $(hot_start_arm "$a") to ARMS"; return 1 ;;
+        esac
+    fi
     # While its hot start trains and other jobs are queued, a fine-tune goes back to the queue's end (3: requeue), so
     # that a worker does not sit idle behind it; with nothing else queued it waits.
     if [ -n "$hot" ] && ! hot_start_ready "$hot" && [ ! -e "$hot/FAILED" ] && [ -s "$queue" ]; then return 3; fi

@@ -546,3 +546,16 @@ TEST_CASE("reproduction.sh: SEEDS adds seeds to the arms named, and a malformed 
     CHECK(refused.code == 2);
     CHECK(refused.text == "scripts/reproduction.sh: SEEDS must be seed numbers separated by spaces, not '3,4'\n");
 }
+
+// A fine-tune whose hot start is neither trained here nor among the arms being run fails at once, saying which arm to
+// add, instead of waiting for it forever. Seen failing (the 60 s timeout) without the check.
+TEST_CASE("reproduction.sh: a fine-tune without its hot start's arm fails at once", "[scripts]") {
+    cw_nn_test::ScratchDir dir;
+    const std::string train = write_stand_in_train(dir);
+    const auto run = run_study_script(dir, "frl_rw", train, 1);
+    INFO(run.text);
+    CHECK(run.code != 124);
+    CHECK(run.text.find("FAILED: frl_rw seed 0 fine-tunes pgd_at seed 0, which is not trained here") != std::string::npos);
+    CHECK(run.text.find("add pgd_at to ARMS") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir.file("calls.txt")));
+}
