@@ -84,6 +84,9 @@ ORCH_LIB_OBJS := $(addprefix $(BUILD)/,util/flags.o train/recipe.o attacks/regis
 ORCH_OBJS := $(filter $(foreach d,report cli jobs study protocols,$(BUILD)/$(d)/%) %_family.o,$(LIB_OBJS)) \
              $(ORCH_LIB_OBJS) $(EXP_SRCS:%.cpp=$(BUILD)/%.o) $(TOOL_SRCS:%.cpp=$(BUILD)/%.o)
 $(ORCH_OBJS): CXXFLAGS += $(ORCH_OPT)
+# Batch norm rounds every product on its own on every CPU, and its fused ReLU's backward recomputes the forward's
+# values bit for bit: no FMA contraction there, even in a build given -march=native.
+$(BUILD)/engine/cpu/batchnorm.o: CXXFLAGS += -ffp-contract=off
 
 .PHONY: all test bench fuzz clean data
 # Keep the objects that pattern chains make on the way to a binary (make would delete them as intermediates). Only

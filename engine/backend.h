@@ -161,20 +161,22 @@ public:
     virtual void avgpool2d_forward(const float* x, float* y, const PoolGeometry& g) = 0;
     virtual void avgpool2d_backward(const float* gy, float* gx, const PoolGeometry& g) = 0;
 
-    // batch norm over [N, C, HW]
+    // batch norm over [N, C, HW], optionally fused with the ReLU after it (`relu`): the forward writes
+    // max(bn(x), 0) in the same pass, and the backward masks gy where bn(x) <= 0, recomputing bn(x) from x with
+    // the forward's own arithmetic (so it needs beta), instead of a ReLU op's extra pass over the tensor each way.
     virtual void batchnorm_forward_train(const float* x, const float* gamma, const float* beta, float* y,
                                          float* save_mean, float* save_invstd, float* running_mean,
-                                         float* running_var, AxisView v, float momentum, float eps) = 0;
+                                         float* running_var, AxisView v, float momentum, float eps, bool relu) = 0;
     virtual void batchnorm_forward_eval(const float* x, const float* gamma, const float* beta, float* y,
                                         const float* running_mean, const float* running_var, AxisView v,
-                                        float eps) = 0;
+                                        float eps, bool relu) = 0;
     // gx, ggamma, gbeta may be null when not needed; ggamma/gbeta are overwritten.
-    virtual void batchnorm_backward_train(const float* x, const float* gamma, const float* gy,
+    virtual void batchnorm_backward_train(const float* x, const float* gamma, const float* beta, const float* gy,
                                           const float* save_mean, const float* save_invstd, float* gx,
-                                          float* ggamma, float* gbeta, AxisView v) = 0;
-    virtual void batchnorm_backward_eval(const float* x, const float* gamma, const float* gy,
+                                          float* ggamma, float* gbeta, AxisView v, bool relu) = 0;
+    virtual void batchnorm_backward_eval(const float* x, const float* gamma, const float* beta, const float* gy,
                                          const float* running_mean, const float* running_var, float* gx,
-                                         float* ggamma, float* gbeta, AxisView v, float eps) = 0;
+                                         float* ggamma, float* gbeta, AxisView v, float eps, bool relu) = 0;
 
     // rows of logits [rows, cols]
     virtual void softmax_rows(const float* x, float* y, int64_t rows, int64_t cols, bool log) = 0;

@@ -98,6 +98,10 @@ Tensor global_avg_pool2d(const Tensor& x);                                      
 // eval: running statistics. x is [N,C,H,W] or [N,C].
 Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& running_mean,
                   Tensor& running_var, bool training, float momentum = 0.1f, float eps = 1e-5f);
+// relu(batch_norm(...)) in one pass each way (the pre-activation blocks' bn -> relu): equal to the two ops, value
+// for value and gradient for gradient, without the intermediate tensor or the ReLU's passes over it.
+Tensor batch_norm_relu(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& running_mean,
+                       Tensor& running_var, bool training, float momentum = 0.1f, float eps = 1e-5f);
 Tensor dropout(const Tensor& x, float p, bool training, Rng& rng);
 
 }  // namespace cw

@@ -44,9 +44,18 @@ BatchNorm2d::BatchNorm2d(int64_t channels, float momentum, float eps)
       eps(eps) {}
 
 Tensor BatchNorm2d::forward(const Tensor& x) {
+    count_batch();
+    return batch_norm(x, weight, bias, running_mean, running_var, is_training(), momentum, eps);
+}
+
+Tensor BatchNorm2d::forward_relu(const Tensor& x) {
+    count_batch();
+    return batch_norm_relu(x, weight, bias, running_mean, running_var, is_training(), momentum, eps);
+}
+
+void BatchNorm2d::count_batch() {
     // PyTorch counts every training-mode forward (including attack forwards in train mode).
     if (is_training()) backend(num_batches_tracked.device()).add_i32(num_batches_tracked.i32(), 1, 1);
-    return batch_norm(x, weight, bias, running_mean, running_var, is_training(), momentum, eps);
 }
 
 Normalize::Normalize(std::vector<float> mean, std::vector<float> std)

@@ -31,8 +31,13 @@ class BatchNorm2d : public Module {  // also accepts [N, C] (BatchNorm1d)
 public:
     explicit BatchNorm2d(int64_t channels, float momentum = 0.1f, float eps = 1e-5f);
     Tensor forward(const Tensor& x) override;
+    // relu(forward(x)) as one fused op (batch_norm_relu): what a pre-activation block calls.
+    Tensor forward_relu(const Tensor& x);
     Tensor &weight, &bias, &running_mean, &running_var, &num_batches_tracked;
     const float momentum, eps;
+
+private:
+    void count_batch();
 };
 
 class ReLU : public Module {

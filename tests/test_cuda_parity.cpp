@@ -610,7 +610,7 @@ TEST_CASE("GPU parity: NaN through relu, leaky relu, clamp and max-pool, forward
     check_parity("max_pool2d NaN k3 s2 p1", {nans}, [](const auto& t) { return max_pool2d(t[0], 3, 2, 1); });
 }
 
-TEST_CASE("GPU parity: batch norm, train and eval, with running statistics", "[cuda]") {
+TEST_CASE("GPU parity: batch norm, train and eval, with running statistics, and fused with ReLU", "[cuda]") {
     CW_SKIP_WITHOUT_GPU();
     for (const Shape& s : {Shape{4, 3, 5, 6}, Shape{16, 7}, Shape{128, 64, 8, 8}, Shape{3, 2, 1, 1}}) {
         const int64_t c = s[1];
@@ -635,6 +635,15 @@ TEST_CASE("GPU parity: batch norm, train and eval, with running statistics", "[c
                          const bool gpu = call++ == 1;
                          return batch_norm(t[0], t[1], t[2], gpu ? rm_g : rm_c, gpu ? rv_g : rv_c, true, 0.1f, 1e-5f);
                      });
+        for (bool training : {true, false}) {
+            call = 0;
+            check_parity(std::string("batch_norm_relu ") + (training ? "train " : "eval ") + shape_str(s),
+                         {x, gamma, beta}, [&](const auto& t) {
+                             const bool gpu = call++ == 1;
+                             return batch_norm_relu(t[0], t[1], t[2], gpu ? rm_g : rm_c, gpu ? rv_g : rv_c, training,
+                                                    0.1f, 1e-5f);
+                         });
+        }
     }
 }
 

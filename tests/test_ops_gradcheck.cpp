@@ -160,6 +160,33 @@ TEST_CASE("gradcheck: batch norm in train and eval mode", "[gradcheck][ops]") {
                       {planes, gamma, beta});
 }
 
+namespace {
+// Batch-norm inputs whose normalised values all stay far from 0: the second half of the batch is the first half
+// negated (each channel's batch mean exactly 0) and no value is near 0, so with beta = 0 and a zero running mean
+// no output of batch_norm_relu lies within the finite-difference step of the ReLU's kink.
+Tensor mirrored_batch(const Shape& shape, uint64_t seed) {
+    std::vector<float> v = rand_away_from_zero(shape, seed, 0.3f).to_vector();
+    const size_t half = v.size() / 2;
+    for (size_t i = 0; i < half; ++i) v[half + i] = -v[i];
+    return Tensor::from_vector(v, shape).set_requires_grad(true);
+}
+}  // namespace
+
+TEST_CASE("gradcheck: batch_norm_relu (train and eval)", "[gradcheck][ops]") {
+    auto gamma = rand_away_from_zero({3}, 81, 0.5f);  // both signs: the ReLU keeps either side of the mean
+    auto beta = Tensor::zeros({3}).set_requires_grad(true);
+    auto rm = Tensor::zeros({3});
+    auto rv = Tensor::ones({3});
+    auto rv2 = Tensor::from_vector({0.5f, 1.5f, 2.f}, {3});
+    const Tensor planes = mirrored_batch({2, 3, 5, 5}, 84);
+    require_gradcheck([rm, rv](In t) mutable { return batch_norm_relu(t[0], t[1], t[2], rm, rv, true); },
+                      {planes, gamma, beta});
+    require_gradcheck([rm, rv2](In t) mutable { return batch_norm_relu(t[0], t[1], t[2], rm, rv2, false); },
+                      {planes, gamma, beta});
+    require_gradcheck([rm, rv](In t) mutable { return batch_norm_relu(t[0], t[1], t[2], rm, rv, true); },
+                      {mirrored_batch({6, 3}, 83), gamma, beta});
+}
+
 TEST_CASE("gradcheck: dropout with a fixed mask", "[gradcheck][ops]") {
     auto x = randn({4, 6}, 90);
     require_gradcheck([](In t) { Rng rng(5); return dropout(t[0], 0.3f, true, rng); }, {x});

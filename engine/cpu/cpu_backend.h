@@ -80,15 +80,16 @@ public:
 
     void batchnorm_forward_train(const float* x, const float* gamma, const float* beta, float* y, float* save_mean,
                                  float* save_invstd, float* running_mean, float* running_var, AxisView v,
-                                 float momentum, float eps) override;
+                                 float momentum, float eps, bool relu) override;
     void batchnorm_forward_eval(const float* x, const float* gamma, const float* beta, float* y,
-                                const float* running_mean, const float* running_var, AxisView v, float eps) override;
-    void batchnorm_backward_train(const float* x, const float* gamma, const float* gy, const float* save_mean,
-                                  const float* save_invstd, float* gx, float* ggamma, float* gbeta,
-                                  AxisView v) override;
-    void batchnorm_backward_eval(const float* x, const float* gamma, const float* gy, const float* running_mean,
-                                 const float* running_var, float* gx, float* ggamma, float* gbeta, AxisView v,
-                                 float eps) override;
+                                const float* running_mean, const float* running_var, AxisView v, float eps,
+                                bool relu) override;
+    void batchnorm_backward_train(const float* x, const float* gamma, const float* beta, const float* gy,
+                                  const float* save_mean, const float* save_invstd, float* gx, float* ggamma,
+                                  float* gbeta, AxisView v, bool relu) override;
+    void batchnorm_backward_eval(const float* x, const float* gamma, const float* beta, const float* gy,
+                                 const float* running_mean, const float* running_var, float* gx, float* ggamma,
+                                 float* gbeta, AxisView v, float eps, bool relu) override;
 
     void softmax_rows(const float* x, float* y, int64_t rows, int64_t cols, bool log) override;
     void softmax_rows_backward(const float* y, const float* gy, float* gx, int64_t rows, int64_t cols,

@@ -5,7 +5,8 @@
 // range of samples) into a double partial, then one thread per channel adds its partials in order. The split
 // count depends on the shape only, so results are bit-identical run after run. Formulas and rounding follow
 // engine/cpu/batchnorm.cpp (two-pass variance, unbiased running variance, statistics in double); __fmul_rn and
-// __fadd_rn keep nvcc from fusing the products the CPU rounds separately.
+// __fadd_rn keep nvcc from fusing the products the CPU rounds separately. With `relu` (batch_norm_relu) the forward
+// clamps in the same pass and the backward gates gy by recomputing y from x with the forward's arithmetic.
 #include "engine/cuda/backend_cuda.h"
 #include "engine/cuda/common.cuh"
 #include "engine/cuda/index_math.h"
@@ -62,6 +63,23 @@ __device__ inline double split_total(const double* partial, int64_t c, int64_t s
     return t;
 }
 
+// The affine map y = x * scale + shift of one channel, and the fused ReLU's gate on the gradient: the backward
+// recomputes y with the forward's own rounding, so it clamps exactly where the forward did (a NaN passes, as ReLU's).
+__device__ inline void channel_affine(float mean, float invstd, float gamma, float beta, float& scale, float& shift) {
+    scale = __fmul_rn(gamma, invstd);
+    shift = beta - __fmul_rn(mean, scale);
+}
+
+__device__ inline float affine_at(float x, float scale, float shift) { return __fadd_rn(__fmul_rn(x, scale), shift); }
+
+__device__ inline float relu_at(float y, bool relu) { return relu && y <= 0.f ? 0.f : y; }
+
+__device__ inline float gated(float g, float x, float scale, float shift, bool relu) {
+    return relu && affine_at(x, scale, shift) <= 0.f ? 0.f : g;
+}
+
+__device__ inline float param_or(const float* p, int64_t c, float fallback) { return p ? p[c] : fallback; }
+
 struct SumLoad {
     const float* x;
     __device__ void operator()(int64_t off, int64_t, double* acc) const { acc[0] += x[off]; }
@@ -76,12 +94,18 @@ struct SquaredDeviationLoad {  // (x - mean)^2 with the mean rounded to float, a
     }
 };
 
-struct TrainGradLoad {  // sum gy, sum gy * (x - mean)
+struct TrainGradLoad {  // sum g, sum g * (x - mean), g the gated gy
     const float* x;
     const float* gy;
     const float* mean;
+    const float* invstd;
+    const float* gamma;
+    const float* beta;
+    bool relu;
     __device__ void operator()(int64_t off, int64_t c, double* acc) const {
-        const float g = gy[off];
+        float scale, shift;
+        channel_affine(mean[c], invstd[c], param_or(gamma, c, 1.f), param_or(beta, c, 0.f), scale, shift);
+        const float g = gated(gy[off], x[off], scale, shift, relu);
         acc[0] += g;
         acc[1] += __fmul_rn(g, x[off] - mean[c]);
     }
@@ -91,14 +115,20 @@ __device__ inline float eval_invstd(const float* running_var, int64_t c, float e
     return 1.f / sqrtf(running_var[c] + eps);  // IEEE sqrt and division (no fast math), as std::sqrt on the CPU
 }
 
-struct EvalGradLoad {  // sum gy, sum gy * (x - mean) * invstd with the running statistics
+struct EvalGradLoad {  // sum g, sum g * (x - mean) * invstd with the running statistics, g the gated gy
     const float* x;
     const float* gy;
     const float* mean;
     const float* var;
+    const float* gamma;
+    const float* beta;
     float eps;
+    bool relu;
     __device__ void operator()(int64_t off, int64_t c, double* acc) const {
-        const float g = gy[off];
+        float scale, shift;
+        channel_affine(mean[c], eval_invstd(var, c, eps), param_or(gamma, c, 1.f), param_or(beta, c, 0.f), scale,
+                       shift);
+        const float g = gated(gy[off], x[off], scale, shift, relu);
         acc[0] += g;
         acc[1] += __fmul_rn(__fmul_rn(g, x[off] - mean[c]), eval_invstd(var, c, eps));
     }
@@ -128,29 +158,28 @@ __global__ void bn_finalize_kernel(const double* partial, int64_t splits, int64_
             running_mean[c] = static_cast<float>(__dadd_rn(keep_mean, __dmul_rn(momentum, mu)));
             running_var[c] = static_cast<float>(__dadd_rn(keep_var, __dmul_rn(momentum, unbiased)));
         }
-        const float g = gamma ? gamma[c] : 1.f, b = beta ? beta[c] : 0.f;
-        const float scale = __fmul_rn(g, invstd);
-        affine[2 * c] = scale;
-        affine[2 * c + 1] = b - __fmul_rn(static_cast<float>(mu), scale);
+        channel_affine(static_cast<float>(mu), invstd, param_or(gamma, c, 1.f), param_or(beta, c, 0.f), affine[2 * c],
+                       affine[2 * c + 1]);
     }
 }
 
 __global__ void bn_apply_affine_kernel(const float* x, float* y, const float* affine, AxisView v, int64_t n,
-                                       bool narrow) {
+                                       bool narrow, bool relu) {
     CW_GRID_STRIDE(j, n) {
         const int64_t c = channel_of(j, v.inner, v.dim, narrow);
-        y[j] = __fadd_rn(__fmul_rn(x[j], affine[2 * c]), affine[2 * c + 1]);
+        y[j] = relu_at(affine_at(x[j], affine[2 * c], affine[2 * c + 1]), relu);
     }
 }
 
 __global__ void bn_eval_forward_kernel(const float* x, const float* gamma, const float* beta, float* y,
                                        const float* mean, const float* var, AxisView v, float eps, int64_t n,
-                                       bool narrow) {
+                                       bool narrow, bool relu) {
     CW_GRID_STRIDE(j, n) {
         const int64_t c = channel_of(j, v.inner, v.dim, narrow);
-        const float scale = __fmul_rn(gamma ? gamma[c] : 1.f, eval_invstd(var, c, eps));
-        const float shift = (beta ? beta[c] : 0.f) - __fmul_rn(mean[c], scale);
-        y[j] = __fadd_rn(__fmul_rn(x[j], scale), shift);
+        float scale, shift;
+        channel_affine(mean[c], eval_invstd(var, c, eps), param_or(gamma, c, 1.f), param_or(beta, c, 0.f), scale,
+                       shift);
+        y[j] = relu_at(affine_at(x[j], scale, shift), relu);
     }
 }
 
@@ -171,13 +200,16 @@ __global__ void bn_backward_finalize_kernel(const double* partial, int64_t split
     }
 }
 
-__global__ void bn_backward_input_kernel(const float* x, const float* gy, const float* save_mean,
-                                         const float* save_invstd, const float* coef, float* gx, AxisView v,
-                                         int64_t n, bool narrow) {
+__global__ void bn_backward_input_kernel(const float* x, const float* gamma, const float* beta, const float* gy,
+                                         const float* save_mean, const float* save_invstd, const float* coef,
+                                         float* gx, AxisView v, int64_t n, bool narrow, bool relu) {
     CW_GRID_STRIDE(j, n) {
         const int64_t c = channel_of(j, v.inner, v.dim, narrow);
+        float scale, shift;
+        channel_affine(save_mean[c], save_invstd[c], param_or(gamma, c, 1.f), param_or(beta, c, 0.f), scale, shift);
+        const float g = gated(gy[j], x[j], scale, shift, relu);
         const float xhat = __fmul_rn(x[j] - save_mean[c], save_invstd[c]);
-        gx[j] = __fmul_rn(coef[3 * c], (gy[j] - coef[3 * c + 1]) - __fmul_rn(xhat, coef[3 * c + 2]));
+        gx[j] = __fmul_rn(coef[3 * c], (g - coef[3 * c + 1]) - __fmul_rn(xhat, coef[3 * c + 2]));
     }
 }
 
@@ -189,11 +221,15 @@ __global__ void bn_eval_sums_kernel(const double* partial, int64_t splits, int64
     }
 }
 
-__global__ void bn_eval_backward_input_kernel(const float* gamma, const float* gy, const float* var, float* gx,
-                                              AxisView v, float eps, int64_t n, bool narrow) {
+__global__ void bn_eval_backward_input_kernel(const float* x, const float* gamma, const float* beta, const float* gy,
+                                              const float* mean, const float* var, float* gx, AxisView v, float eps,
+                                              int64_t n, bool narrow, bool relu) {
     CW_GRID_STRIDE(j, n) {
         const int64_t c = channel_of(j, v.inner, v.dim, narrow);
-        gx[j] = __fmul_rn(gy[j], __fmul_rn(gamma ? gamma[c] : 1.f, eval_invstd(var, c, eps)));
+        const float invstd = eval_invstd(var, c, eps), g_scale = param_or(gamma, c, 1.f);
+        float scale, shift;
+        channel_affine(mean[c], invstd, g_scale, param_or(beta, c, 0.f), scale, shift);
+        gx[j] = __fmul_rn(gated(gy[j], x[j], scale, shift, relu), __fmul_rn(g_scale, invstd));
     }
 }
 
@@ -213,7 +249,7 @@ __global__ void channel_sum_finalize_kernel(const double* partial, int64_t split
 
 void CudaBackend::batchnorm_forward_train(const float* x, const float* gamma, const float* beta, float* y,
                                           float* save_mean, float* save_invstd, float* running_mean,
-                                          float* running_var, AxisView v, float momentum, float eps) {
+                                          float* running_var, AxisView v, float momentum, float eps, bool relu) {
     const int64_t m = v.outer * v.inner, n = m * v.dim;
     if (v.dim <= 0 || m <= 0) return;  // the op rejects training with fewer than two values per channel
     const int64_t splits = channel_splits(v);
@@ -231,42 +267,44 @@ void CudaBackend::batchnorm_forward_train(const float* x, const float* gamma, co
                                                         gamma, beta, save_mean, save_invstd, running_mean,
                                                         running_var, momentum, eps, affine.as<float>());
     CW_LAUNCH_CHECK("bn_finalize_kernel");
-    bn_apply_affine_kernel<<<grid_for(n), kThreads, 0, stream_>>>(x, y, affine.as<float>(), v, n, fits_32bit(n));
+    bn_apply_affine_kernel<<<grid_for(n), kThreads, 0, stream_>>>(x, y, affine.as<float>(), v, n, fits_32bit(n),
+                                                                 relu);
     CW_LAUNCH_CHECK("bn_apply_affine_kernel");
 }
 
 void CudaBackend::batchnorm_forward_eval(const float* x, const float* gamma, const float* beta, float* y,
                                          const float* running_mean, const float* running_var, AxisView v,
-                                         float eps) {
+                                         float eps, bool relu) {
     const int64_t n = v.outer * v.dim * v.inner;
     if (n <= 0) return;
     bn_eval_forward_kernel<<<grid_for(n), kThreads, 0, stream_>>>(x, gamma, beta, y, running_mean, running_var, v,
-                                                                  eps, n, fits_32bit(n));
+                                                                  eps, n, fits_32bit(n), relu);
     CW_LAUNCH_CHECK("bn_eval_forward_kernel");
 }
 
-void CudaBackend::batchnorm_backward_train(const float* x, const float* gamma, const float* gy,
+void CudaBackend::batchnorm_backward_train(const float* x, const float* gamma, const float* beta, const float* gy,
                                            const float* save_mean, const float* save_invstd, float* gx,
-                                           float* ggamma, float* gbeta, AxisView v) {
+                                           float* ggamma, float* gbeta, AxisView v, bool relu) {
     const int64_t m = v.outer * v.inner, n = m * v.dim;
     if (v.dim <= 0 || m <= 0 || (!gx && !ggamma && !gbeta)) return;
     const int64_t splits = channel_splits(v);
     Scratch partial(*this, static_cast<size_t>(2 * v.dim * splits) * sizeof(double));
     Scratch coef(*this, static_cast<size_t>(3 * v.dim) * sizeof(float));
-    channel_partials<2>(*this, v, splits, TrainGradLoad{x, gy, save_mean}, partial.as<double>());
+    channel_partials<2>(*this, v, splits, TrainGradLoad{x, gy, save_mean, save_invstd, gamma, beta, relu},
+                        partial.as<double>());
     bn_backward_finalize_kernel<<<grid_for(v.dim), kThreads, 0, stream_>>>(
         partial.as<double>(), splits, v.dim, static_cast<double>(m), gamma, save_invstd, ggamma, gbeta,
         gx ? coef.as<float>() : nullptr);
     CW_LAUNCH_CHECK("bn_backward_finalize_kernel");
     if (!gx) return;
-    bn_backward_input_kernel<<<grid_for(n), kThreads, 0, stream_>>>(x, gy, save_mean, save_invstd, coef.as<float>(),
-                                                                    gx, v, n, fits_32bit(n));
+    bn_backward_input_kernel<<<grid_for(n), kThreads, 0, stream_>>>(
+        x, gamma, beta, gy, save_mean, save_invstd, coef.as<float>(), gx, v, n, fits_32bit(n), relu);
     CW_LAUNCH_CHECK("bn_backward_input_kernel");
 }
 
-void CudaBackend::batchnorm_backward_eval(const float* x, const float* gamma, const float* gy,
+void CudaBackend::batchnorm_backward_eval(const float* x, const float* gamma, const float* beta, const float* gy,
                                           const float* running_mean, const float* running_var, float* gx,
-                                          float* ggamma, float* gbeta, AxisView v, float eps) {
+                                          float* ggamma, float* gbeta, AxisView v, float eps, bool relu) {
     const int64_t n = v.outer * v.dim * v.inner;
     if (v.dim <= 0) return;
     if (ggamma || gbeta) {
@@ -276,7 +314,8 @@ void CudaBackend::batchnorm_backward_eval(const float* x, const float* gamma, co
         } else {
             const int64_t splits = channel_splits(v);
             Scratch partial(*this, static_cast<size_t>(2 * v.dim * splits) * sizeof(double));
-            channel_partials<2>(*this, v, splits, EvalGradLoad{x, gy, running_mean, running_var, eps},
+            channel_partials<2>(*this, v, splits,
+                                EvalGradLoad{x, gy, running_mean, running_var, gamma, beta, eps, relu},
                                 partial.as<double>());
             bn_eval_sums_kernel<<<grid_for(v.dim), kThreads, 0, stream_>>>(partial.as<double>(), splits, v.dim,
                                                                            ggamma, gbeta);
@@ -284,8 +323,8 @@ void CudaBackend::batchnorm_backward_eval(const float* x, const float* gamma, co
         }
     }
     if (gx && n > 0) {
-        bn_eval_backward_input_kernel<<<grid_for(n), kThreads, 0, stream_>>>(gamma, gy, running_var, gx, v, eps, n,
-                                                                             fits_32bit(n));
+        bn_eval_backward_input_kernel<<<grid_for(n), kThreads, 0, stream_>>>(
+            x, gamma, beta, gy, running_mean, running_var, gx, v, eps, n, fits_32bit(n), relu);
         CW_LAUNCH_CHECK("bn_eval_backward_input_kernel");
     }
 }

@@ -5,60 +5,77 @@ namespace cw {
 
 using namespace detail;
 
-Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& running_mean,
-                  Tensor& running_var, bool training, float momentum, float eps) {
-    check_inputs("batch_norm", {&x, &gamma, &beta, &running_mean, &running_var});
+namespace {
+
+// batch_norm, and with `relu` batch_norm_relu: one kernel pass each way instead of two ops.
+Tensor batch_norm_op(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& running_mean,
+                     Tensor& running_var, bool training, float momentum, float eps, bool relu) {
+    const char* name = relu ? "batch_norm_relu" : "batch_norm";
+    check_inputs(name, {&x, &gamma, &beta, &running_mean, &running_var});
     if (x.ndim() != 2 && x.ndim() != 4)
-        throw ShapeError("batch_norm: input must be [N,C] or [N,C,H,W], got " + shape_str(x.shape()));
+        throw ShapeError(std::string(name) + ": input must be [N,C] or [N,C,H,W], got " + shape_str(x.shape()));
     const int64_t c = x.size(1);
     for (const Tensor* t : std::initializer_list<const Tensor*>{&gamma, &beta, &running_mean, &running_var})
         if (t->shape() != Shape{c})
-            throw ShapeError("batch_norm: parameter/statistic " + shape_str(t->shape()) + " must be [" +
+            throw ShapeError(std::string(name) + ": parameter/statistic " + shape_str(t->shape()) + " must be [" +
                              std::to_string(c) + "] for input " + shape_str(x.shape()));
     const AxisView v{x.size(0), c, x.ndim() == 4 ? x.size(2) * x.size(3) : 1};
     if (training && v.outer * v.inner < 2)
-        throw ShapeError("batch_norm: training mode needs more than one value per channel, got input " +
+        throw ShapeError(std::string(name) + ": training mode needs more than one value per channel, got input " +
                          shape_str(x.shape()));
     Tensor y = Tensor::empty(x.shape(), DType::F32, x.device());
     if (training) {
         Tensor save_mean = Tensor::empty({c}, DType::F32, x.device());
         Tensor save_invstd = Tensor::empty({c}, DType::F32, x.device());
         kernels(x).batchnorm_forward_train(x.f32(), gamma.f32(), beta.f32(), y.f32(), save_mean.f32(),
-                                           save_invstd.f32(), running_mean.f32(), running_var.f32(), v, momentum, eps);
-        record(y, "batch_norm(train)", {x, gamma, beta},
-               [x, gamma, save_mean, save_invstd, v](const Tensor& gy, GradSink& sink) {
+                                           save_invstd.f32(), running_mean.f32(), running_var.f32(), v, momentum, eps,
+                                           relu);
+        record(y, relu ? "batch_norm_relu(train)" : "batch_norm(train)", {x, gamma, beta},
+               [x, gamma, beta, save_mean, save_invstd, v, relu](const Tensor& gy, GradSink& sink) {
                    Tensor gx = sink.needs(0) ? Tensor::empty(x.shape(), DType::F32, gy.device()) : Tensor();
                    Tensor gg = sink.needs(1) ? Tensor::empty(gamma.shape(), DType::F32, gy.device()) : Tensor();
                    Tensor gb = sink.needs(2) ? Tensor::empty(gamma.shape(), DType::F32, gy.device()) : Tensor();
-                   kernels(gy).batchnorm_backward_train(x.f32(), gamma.f32(), gy.f32(), save_mean.f32(),
+                   kernels(gy).batchnorm_backward_train(x.f32(), gamma.f32(), beta.f32(), gy.f32(), save_mean.f32(),
                                                         save_invstd.f32(), gx.defined() ? gx.f32() : nullptr,
                                                         gg.defined() ? gg.f32() : nullptr,
-                                                        gb.defined() ? gb.f32() : nullptr, v);
+                                                        gb.defined() ? gb.f32() : nullptr, v, relu);
                    if (gx.defined()) sink.add(0, std::move(gx));
                    if (gg.defined()) sink.add(1, std::move(gg));
                    if (gb.defined()) sink.add(2, std::move(gb));
                });
     } else {
         kernels(x).batchnorm_forward_eval(x.f32(), gamma.f32(), beta.f32(), y.f32(), running_mean.f32(),
-                                          running_var.f32(), v, eps);
+                                          running_var.f32(), v, eps, relu);
         if (!any_needs_grad({&x, &gamma, &beta})) return y;
         // The statistics are captured by value: later training steps may update them in place.
         Tensor mean_now = running_mean.clone(), var_now = running_var.clone();
-        record(y, "batch_norm(eval)", {x, gamma, beta},
-               [x, gamma, mean_now, var_now, v, eps](const Tensor& gy, GradSink& sink) {
+        record(y, relu ? "batch_norm_relu(eval)" : "batch_norm(eval)", {x, gamma, beta},
+               [x, gamma, beta, mean_now, var_now, v, eps, relu](const Tensor& gy, GradSink& sink) {
                    Tensor gx = sink.needs(0) ? Tensor::empty(x.shape(), DType::F32, gy.device()) : Tensor();
                    Tensor gg = sink.needs(1) ? Tensor::empty(gamma.shape(), DType::F32, gy.device()) : Tensor();
                    Tensor gb = sink.needs(2) ? Tensor::empty(gamma.shape(), DType::F32, gy.device()) : Tensor();
-                   kernels(gy).batchnorm_backward_eval(x.f32(), gamma.f32(), gy.f32(), mean_now.f32(), var_now.f32(),
-                                                       gx.defined() ? gx.f32() : nullptr,
+                   kernels(gy).batchnorm_backward_eval(x.f32(), gamma.f32(), beta.f32(), gy.f32(), mean_now.f32(),
+                                                       var_now.f32(), gx.defined() ? gx.f32() : nullptr,
                                                        gg.defined() ? gg.f32() : nullptr,
-                                                       gb.defined() ? gb.f32() : nullptr, v, eps);
+                                                       gb.defined() ? gb.f32() : nullptr, v, eps, relu);
                    if (gx.defined()) sink.add(0, std::move(gx));
                    if (gg.defined()) sink.add(1, std::move(gg));
                    if (gb.defined()) sink.add(2, std::move(gb));
                });
     }
     return y;
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& running_mean,
+                  Tensor& running_var, bool training, float momentum, float eps) {
+    return batch_norm_op(x, gamma, beta, running_mean, running_var, training, momentum, eps, false);
+}
+
+Tensor batch_norm_relu(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& running_mean,
+                       Tensor& running_var, bool training, float momentum, float eps) {
+    return batch_norm_op(x, gamma, beta, running_mean, running_var, training, momentum, eps, true);
 }
 
 Tensor dropout(const Tensor& x, float p, bool training, Rng& rng) {

@@ -10,8 +10,8 @@ DenseBottleneck::DenseBottleneck(int64_t in, int64_t growth) : Module("DenseBott
 }
 
 Tensor DenseBottleneck::forward(const Tensor& x) {
-    Tensor h = conv1_->forward(relu(bn1_->forward(x)));
-    h = conv2_->forward(relu(bn2_->forward(h)));
+    Tensor h = conv1_->forward(bn1_->forward_relu(x));
+    h = conv2_->forward(bn2_->forward_relu(h));
     return concat({h, x}, 1);
 }
 
@@ -20,7 +20,7 @@ DenseTransition::DenseTransition(int64_t in, int64_t out) : Module("DenseTransit
     conv_ = register_module("conv", std::make_shared<Conv2d>(in, out, 1, 1, 0, false));
 }
 
-Tensor DenseTransition::forward(const Tensor& x) { return avg_pool2d(conv_->forward(relu(bn_->forward(x))), 2); }
+Tensor DenseTransition::forward(const Tensor& x) { return avg_pool2d(conv_->forward(bn_->forward_relu(x)), 2); }
 
 DenseNet::DenseNet(std::vector<int> blocks, int64_t growth, int64_t num_classes, int64_t in_channels, int64_t input_size)
     : Classifier("DenseNet") {
@@ -47,7 +47,7 @@ DenseNet::DenseNet(std::vector<int> blocks, int64_t growth, int64_t num_classes,
 Tensor DenseNet::logits(const Tensor& x) {
     Tensor h = conv1_->forward(x);
     for (auto& stage : stages_) h = stage->forward(h);
-    return linear_->forward(global_avg_pool2d(relu(bn_->forward(h))));
+    return linear_->forward(global_avg_pool2d(bn_->forward_relu(h)));
 }
 
 }  // namespace cw::nn

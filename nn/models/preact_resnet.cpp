@@ -14,11 +14,11 @@ PreActBlock::PreActBlock(int64_t in, int64_t out, int64_t stride, PreActShortcut
 }
 
 Tensor PreActBlock::forward(const Tensor& x) {
-    Tensor a = relu(bn1_->forward(x));
+    Tensor a = bn1_->forward_relu(x);
     Tensor skip = x;
     if (shortcut_) skip = shortcut_->forward(variant_ == PreActShortcut::FromActivation ? a : x);
     Tensor h = conv1_->forward(a);
-    h = conv2_->forward(relu(bn2_->forward(h)));
+    h = conv2_->forward(bn2_->forward_relu(h));
     return add(h, skip);
 }
 
@@ -47,7 +47,7 @@ PreActResNet::PreActResNet(std::vector<int> blocks, int64_t num_classes, int64_t
 Tensor PreActResNet::representation(const Tensor& x) {
     Tensor h = conv1_->forward(x);
     for (auto& stage : layers_) h = stage->forward(h);
-    if (bn_) h = relu(bn_->forward(h));
+    if (bn_) h = bn_->forward_relu(h);
     // avg-pool 4x4 at 32x32 input == global average over the final map for every input size we build
     return global_avg_pool2d(h);
 }

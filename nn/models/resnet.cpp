@@ -20,7 +20,7 @@ BasicBlock::BasicBlock(int64_t in, int64_t planes, int64_t stride) : Module("Bas
 }
 
 Tensor BasicBlock::forward(const Tensor& x) {
-    Tensor h = relu(bn1_->forward(conv1_->forward(x)));
+    Tensor h = bn1_->forward_relu(conv1_->forward(x));
     h = bn2_->forward(conv2_->forward(h));
     return relu(add(h, shortcut_ ? shortcut_->forward(x) : x));
 }
@@ -36,8 +36,8 @@ Bottleneck::Bottleneck(int64_t in, int64_t planes, int64_t stride) : Module("Bot
 }
 
 Tensor Bottleneck::forward(const Tensor& x) {
-    Tensor h = relu(bn1_->forward(conv1_->forward(x)));
-    h = relu(bn2_->forward(conv2_->forward(h)));
+    Tensor h = bn1_->forward_relu(conv1_->forward(x));
+    h = bn2_->forward_relu(conv2_->forward(h));
     h = bn3_->forward(conv3_->forward(h));
     return relu(add(h, shortcut_ ? shortcut_->forward(x) : x));
 }
@@ -65,7 +65,7 @@ ResNet::ResNet(Block block, std::vector<int> blocks, int64_t num_classes, int64_
 }
 
 Tensor ResNet::representation(const Tensor& x) {
-    Tensor h = relu(bn1_->forward(conv1_->forward(x)));
+    Tensor h = bn1_->forward_relu(conv1_->forward(x));
     for (auto& stage : layers_) h = stage->forward(h);
     return global_avg_pool2d(h);
 }

@@ -29,8 +29,8 @@ WideBlock::WideBlock(int64_t in, int64_t out, int64_t stride, float drop_rate)
 }
 
 Tensor WideBlock::forward(const Tensor& x) {
-    Tensor a = relu(bn1_->forward(x));
-    Tensor h = relu(bn2_->forward(conv1_->forward(a)));
+    Tensor a = bn1_->forward_relu(x);
+    Tensor h = bn2_->forward_relu(conv1_->forward(a));
     if (drop_rate_ > 0.f) h = dropout(h, drop_rate_, is_training(), global_rng());
     h = conv2_->forward(h);
     return add(h, shortcut_ ? shortcut_->forward(a) : x);
@@ -59,7 +59,7 @@ WideResNet::WideResNet(int depth, int widen, int64_t num_classes, int64_t in_cha
 
 Tensor WideResNet::representation(const Tensor& x) {
     Tensor h = block3_->forward(block2_->forward(block1_->forward(conv1_->forward(x))));
-    return global_avg_pool2d(relu(bn1_->forward(h)));
+    return global_avg_pool2d(bn1_->forward_relu(h));
 }
 
 Tensor WideResNet::classify(const Tensor& h) { return fc_->forward(h); }
