@@ -2,6 +2,7 @@
 // (engine/cpu/lane_sum.h), the rows accumulated in double for stability. With `relu` the ReLU after it runs in the
 // same passes (batch_norm_relu).
 #include <cmath>
+#include <type_traits>
 
 #include "engine/cpu/cpu_backend.h"
 #include "engine/cpu/lane_sum.h"
@@ -31,6 +32,15 @@ inline float gated(const float* x, const float* gy, int64_t i, const ChannelAffi
     if (!Relu) return g;
     const float y = affine(x[i]);
     return clamped(y) ? 0.f : g;
+}
+
+// f(std::true_type) or f(std::false_type): a loop specialised for each, so the ReLU test is not made per element.
+template <class F>
+void with_relu(bool relu, F f) {
+    if (relu)
+        f(std::true_type{});
+    else
+        f(std::false_type{});
 }
 
 // ---- one row (one image's plane of one channel) at a time -------------------------------------------------------
@@ -73,10 +83,7 @@ inline void train_input_gradient(const float* x, const float* gy, float* gx, int
 
 void row_train_input_gradient(const float* x, const float* gy, float* gx, int64_t n, ChannelAffine affine, bool relu,
                               TrainInputGradient t) {
-    if (relu)
-        train_input_gradient<true>(x, gy, gx, n, affine, t);
-    else
-        train_input_gradient<false>(x, gy, gx, n, affine, t);
+    with_relu(relu, [&](auto r) { train_input_gradient<decltype(r)::value>(x, gy, gx, n, affine, t); });
 }
 
 // Eval mode: gx = k g.
@@ -88,10 +95,7 @@ inline void eval_input_gradient(const float* x, const float* gy, float* gx, int6
 
 void row_eval_input_gradient(const float* x, const float* gy, float* gx, int64_t n, ChannelAffine affine, bool relu,
                              float k) {
-    if (relu)
-        eval_input_gradient<true>(x, gy, gx, n, affine, k);
-    else
-        eval_input_gradient<false>(x, gy, gx, n, affine, k);
+    with_relu(relu, [&](auto r) { eval_input_gradient<decltype(r)::value>(x, gy, gx, n, affine, k); });
 }
 
 // ---- one channel ---------------------------------------------------------------------------------------------------
