@@ -85,7 +85,7 @@ ORCH_OBJS := $(filter $(foreach d,report cli jobs study protocols,$(BUILD)/$(d)/
              $(ORCH_LIB_OBJS) $(EXP_SRCS:%.cpp=$(BUILD)/%.o) $(TOOL_SRCS:%.cpp=$(BUILD)/%.o)
 $(ORCH_OBJS): CXXFLAGS += $(ORCH_OPT)
 # Batch norm rounds every product on its own on every CPU, and its fused ReLU's backward recomputes the forward's
-# values bit for bit: no FMA contraction there, even in a build given -march=native.
+# values bit for bit (engine/batchnorm_math.h): no FMA contraction there, even in a build given -march=native.
 $(BUILD)/engine/cpu/batchnorm.o: CXXFLAGS += -ffp-contract=off
 
 .PHONY: all test bench fuzz clean data

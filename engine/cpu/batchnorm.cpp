@@ -4,6 +4,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "engine/batchnorm_math.h"
 #include "engine/cpu/cpu_backend.h"
 #include "engine/cpu/lane_sum.h"
 
@@ -11,27 +12,15 @@ namespace cw {
 
 namespace {
 
-// The affine map y = x * scale + shift of channel c. The fused ReLU's backward recomputes y from x with this same
-// code to know where the forward clamped, so the two must round alike: no other formula for y anywhere here, and no
-// FMA contraction in this file (the Makefile says so), whatever -march a build adds.
-struct ChannelAffine {
-    float scale, shift;
-    ChannelAffine(float mean, float invstd, float gamma, float beta)
-        : scale(gamma * invstd), shift(beta - mean * scale) {}
-    float operator()(float x) const { return x * scale + shift; }
-};
+using bn::ChannelAffine;
 
-// ReLU's rule, as PyTorch's threshold: a NaN passes (its gradient too).
-inline bool clamped(float y) { return y <= 0; }
-
-// The gradient reaching batch norm's output: gy, or with the fused ReLU zero where the forward clamped. Both
-// operands are loaded unconditionally so the select vectorises.
+// The gradient reaching batch norm's output: gy, or with the fused ReLU zero where the forward clamped
+// (engine/batchnorm_math.h: the forward's own arithmetic). Both operands are loaded unconditionally so the select
+// vectorises.
 template <bool Relu>
 inline float gated(const float* x, const float* gy, int64_t i, const ChannelAffine& affine) {
     const float g = gy[i];
-    if (!Relu) return g;
-    const float y = affine(x[i]);
-    return clamped(y) ? 0.f : g;
+    return Relu ? bn::gated(g, x[i], affine) : g;
 }
 
 // f(std::true_type) or f(std::false_type): a loop specialised for each, so the ReLU test is not made per element.
@@ -47,12 +36,9 @@ void with_relu(bool relu, F f) {
 
 void row_normalize(const float* p, float* q, int64_t n, ChannelAffine affine, bool relu) {
     if (relu) {
-        for (int64_t i = 0; i < n; ++i) {
-            const float t = affine(p[i]);
-            q[i] = clamped(t) ? 0.f : t;
-        }
+        for (int64_t i = 0; i < n; ++i) q[i] = bn::relu_at(bn::affine_at(affine, p[i]));
     } else {
-        for (int64_t i = 0; i < n; ++i) q[i] = affine(p[i]);
+        for (int64_t i = 0; i < n; ++i) q[i] = bn::affine_at(affine, p[i]);
     }
 }
 
@@ -122,8 +108,8 @@ void normalize_channel(const float* x, float* y, AxisView v, int64_t c, const Ch
 
 ChannelAffine eval_affine(const float* gamma, const float* beta, const float* running_mean, const float* running_var,
                           int64_t c, float eps) {
-    return ChannelAffine(running_mean[c], 1.f / std::sqrt(running_var[c] + eps), gamma ? gamma[c] : 1.f,
-                         beta ? beta[c] : 0.f);
+    return bn::channel_affine(running_mean[c], 1.f / std::sqrt(running_var[c] + eps), gamma ? gamma[c] : 1.f,
+                              beta ? beta[c] : 0.f);
 }
 
 }  // namespace
@@ -145,8 +131,9 @@ void CpuBackend::batchnorm_forward_train(const float* x, const float* gamma, con
             running_mean[c] = static_cast<float>((1 - momentum) * running_mean[c] + momentum * mean);
             running_var[c] = static_cast<float>((1 - momentum) * running_var[c] + momentum * unbiased);
         }
-        normalize_channel(x, y, v, c, ChannelAffine(save_mean[c], invstd, gamma ? gamma[c] : 1.f, beta ? beta[c] : 0.f),
-                          relu);
+        const ChannelAffine affine =
+            bn::channel_affine(save_mean[c], invstd, gamma ? gamma[c] : 1.f, beta ? beta[c] : 0.f);
+        normalize_channel(x, y, v, c, affine, relu);
     }
 }
 
@@ -166,7 +153,7 @@ void CpuBackend::batchnorm_backward_train(const float* x, const float* gamma, co
     for (int64_t c = 0; c < v.dim; ++c) {
         const float mean = save_mean[c], invstd = save_invstd[c];
         const float g = gamma ? gamma[c] : 1.f;
-        const ChannelAffine affine(mean, invstd, g, beta ? beta[c] : 0.f);
+        const ChannelAffine affine = bn::channel_affine(mean, invstd, g, beta ? beta[c] : 0.f);
         double sum_gy = 0, sum_gy_xhat = 0;
         for (int64_t n = 0; n < v.outer; ++n) {
             const int64_t at = (n * v.dim + c) * v.inner;

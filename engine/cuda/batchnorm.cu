@@ -7,6 +7,7 @@
 // engine/cpu/batchnorm.cpp (two-pass variance, unbiased running variance, statistics in double); __fmul_rn and
 // __fadd_rn keep nvcc from fusing the products the CPU rounds separately. With `relu` (batch_norm_relu) the forward
 // clamps in the same pass and the backward gates gy by recomputing y from x with the forward's arithmetic.
+#include "engine/batchnorm_math.h"
 #include "engine/cuda/backend_cuda.h"
 #include "engine/cuda/common.cuh"
 #include "engine/cuda/index_math.h"
@@ -63,22 +64,18 @@ __device__ inline double split_total(const double* partial, int64_t c, int64_t s
     return t;
 }
 
-// The affine map y = x * scale + shift of one channel, and the fused ReLU's gate on the gradient: the backward
-// recomputes y with the forward's own rounding, so it clamps exactly where the forward did (a NaN passes, as ReLU's).
-__device__ inline void channel_affine(float mean, float invstd, float gamma, float beta, float& scale, float& shift) {
-    scale = __fmul_rn(gamma, invstd);
-    shift = beta - __fmul_rn(mean, scale);
-}
-
-__device__ inline float affine_at(float x, float scale, float shift) { return __fadd_rn(__fmul_rn(x, scale), shift); }
-
-__device__ inline float relu_at(float y, bool relu) { return relu && y <= 0.f ? 0.f : y; }
-
-__device__ inline float gated(float g, float x, float scale, float shift, bool relu) {
-    return relu && affine_at(x, scale, shift) <= 0.f ? 0.f : g;
-}
-
+// The affine map and the fused ReLU's gate are engine/batchnorm_math.h's, the CPU kernels' own: the backward
+// recomputes y with the forward's rounding, so it clamps exactly where the forward did (and where the CPU does).
 __device__ inline float param_or(const float* p, int64_t c, float fallback) { return p ? p[c] : fallback; }
+
+__device__ inline bn::ChannelAffine affine_of(const float* mean, float invstd, const float* gamma, const float* beta,
+                                              int64_t c) {
+    return bn::channel_affine(mean[c], invstd, param_or(gamma, c, 1.f), param_or(beta, c, 0.f));
+}
+
+__device__ inline float gate(float g, float x, const bn::ChannelAffine& a, bool relu) {
+    return relu ? bn::gated(g, x, a) : g;
+}
 
 struct SumLoad {
     const float* x;
@@ -103,9 +100,7 @@ struct TrainGradLoad {  // sum g, sum g * (x - mean), g the gated gy
     const float* beta;
     bool relu;
     __device__ void operator()(int64_t off, int64_t c, double* acc) const {
-        float scale, shift;
-        channel_affine(mean[c], invstd[c], param_or(gamma, c, 1.f), param_or(beta, c, 0.f), scale, shift);
-        const float g = gated(gy[off], x[off], scale, shift, relu);
+        const float g = gate(gy[off], x[off], affine_of(mean, invstd[c], gamma, beta, c), relu);
         acc[0] += g;
         acc[1] += __fmul_rn(g, x[off] - mean[c]);
     }
@@ -125,10 +120,7 @@ struct EvalGradLoad {  // sum g, sum g * (x - mean) * invstd with the running st
     float eps;
     bool relu;
     __device__ void operator()(int64_t off, int64_t c, double* acc) const {
-        float scale, shift;
-        channel_affine(mean[c], eval_invstd(var, c, eps), param_or(gamma, c, 1.f), param_or(beta, c, 0.f), scale,
-                       shift);
-        const float g = gated(gy[off], x[off], scale, shift, relu);
+        const float g = gate(gy[off], x[off], affine_of(mean, eval_invstd(var, c, eps), gamma, beta, c), relu);
         acc[0] += g;
         acc[1] += __fmul_rn(__fmul_rn(g, x[off] - mean[c]), eval_invstd(var, c, eps));
     }
@@ -158,8 +150,10 @@ __global__ void bn_finalize_kernel(const double* partial, int64_t splits, int64_
             running_mean[c] = static_cast<float>(__dadd_rn(keep_mean, __dmul_rn(momentum, mu)));
             running_var[c] = static_cast<float>(__dadd_rn(keep_var, __dmul_rn(momentum, unbiased)));
         }
-        channel_affine(static_cast<float>(mu), invstd, param_or(gamma, c, 1.f), param_or(beta, c, 0.f), affine[2 * c],
-                       affine[2 * c + 1]);
+        const bn::ChannelAffine a =
+            bn::channel_affine(static_cast<float>(mu), invstd, param_or(gamma, c, 1.f), param_or(beta, c, 0.f));
+        affine[2 * c] = a.scale;
+        affine[2 * c + 1] = a.shift;
     }
 }
 
@@ -167,7 +161,8 @@ __global__ void bn_apply_affine_kernel(const float* x, float* y, const float* af
                                        bool narrow, bool relu) {
     CW_GRID_STRIDE(j, n) {
         const int64_t c = channel_of(j, v.inner, v.dim, narrow);
-        y[j] = relu_at(affine_at(x[j], affine[2 * c], affine[2 * c + 1]), relu);
+        const float t = bn::affine_at(bn::ChannelAffine{affine[2 * c], affine[2 * c + 1]}, x[j]);
+        y[j] = relu ? bn::relu_at(t) : t;
     }
 }
 
@@ -176,10 +171,8 @@ __global__ void bn_eval_forward_kernel(const float* x, const float* gamma, const
                                        bool narrow, bool relu) {
     CW_GRID_STRIDE(j, n) {
         const int64_t c = channel_of(j, v.inner, v.dim, narrow);
-        float scale, shift;
-        channel_affine(mean[c], eval_invstd(var, c, eps), param_or(gamma, c, 1.f), param_or(beta, c, 0.f), scale,
-                       shift);
-        y[j] = relu_at(affine_at(x[j], scale, shift), relu);
+        const float t = bn::affine_at(affine_of(mean, eval_invstd(var, c, eps), gamma, beta, c), x[j]);
+        y[j] = relu ? bn::relu_at(t) : t;
     }
 }
 
@@ -205,9 +198,7 @@ __global__ void bn_backward_input_kernel(const float* x, const float* gamma, con
                                          float* gx, AxisView v, int64_t n, bool narrow, bool relu) {
     CW_GRID_STRIDE(j, n) {
         const int64_t c = channel_of(j, v.inner, v.dim, narrow);
-        float scale, shift;
-        channel_affine(save_mean[c], save_invstd[c], param_or(gamma, c, 1.f), param_or(beta, c, 0.f), scale, shift);
-        const float g = gated(gy[j], x[j], scale, shift, relu);
+        const float g = gate(gy[j], x[j], affine_of(save_mean, save_invstd[c], gamma, beta, c), relu);
         const float xhat = __fmul_rn(x[j] - save_mean[c], save_invstd[c]);
         gx[j] = __fmul_rn(coef[3 * c], (g - coef[3 * c + 1]) - __fmul_rn(xhat, coef[3 * c + 2]));
     }
@@ -226,10 +217,9 @@ __global__ void bn_eval_backward_input_kernel(const float* x, const float* gamma
                                               int64_t n, bool narrow, bool relu) {
     CW_GRID_STRIDE(j, n) {
         const int64_t c = channel_of(j, v.inner, v.dim, narrow);
-        const float invstd = eval_invstd(var, c, eps), g_scale = param_or(gamma, c, 1.f);
-        float scale, shift;
-        channel_affine(mean[c], invstd, g_scale, param_or(beta, c, 0.f), scale, shift);
-        gx[j] = __fmul_rn(gated(gy[j], x[j], scale, shift, relu), __fmul_rn(g_scale, invstd));
+        const float invstd = eval_invstd(var, c, eps);
+        const float g = gate(gy[j], x[j], affine_of(mean, invstd, gamma, beta, c), relu);
+        gx[j] = __fmul_rn(g, __fmul_rn(param_or(gamma, c, 1.f), invstd));
     }
 }
 
