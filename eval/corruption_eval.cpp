@@ -15,6 +15,7 @@
 #include "datasets/paths.h"
 #include "util/atomic_file.h"
 #include "eval/corruption_state.h"
+#include "eval/fingerprint_difference.h"
 #include "eval/evaluator.h"
 #include "eval/class_metrics.h"
 #include "util/format.h"
@@ -84,9 +85,13 @@ void Run::load_or_start() {
         throw std::runtime_error(file + ": malformed JSON; remove it or run without --resume");
     }
     CorruptionState saved = corruption_state_from_json(j, file);
-    if (saved.fingerprint != state_.fingerprint || saved.index != indices_)
-        throw std::runtime_error(file + ": written by a different corruption evaluation (severities, seed, samples, "
-                                        "classes or checkpoint differ); remove it or run without --resume");
+    if (saved.fingerprint != state_.fingerprint || saved.index != indices_) {
+        const std::string what = saved.fingerprint != state_.fingerprint
+                                     ? fingerprint_difference(saved.fingerprint, state_.fingerprint)
+                                     : "the test images it drew differ";
+        throw std::runtime_error(file + ": written by a different corruption evaluation (" + what +
+                                 "); remove it or run without --resume");
+    }
     // Class indices end up indexing the confusion matrices: a damaged file must not reach them.
     const int32_t C = static_cast<int32_t>(opt_.info.classes.size());
     bool ok = class_indices_in_range(saved.label, C) && class_indices_in_range(saved.clean_pred, C);

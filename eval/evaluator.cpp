@@ -13,6 +13,7 @@
 #include "eval/class_table.h"
 #include "attacks/ensemble.h"
 #include "eval/eval_state.h"
+#include "eval/fingerprint_difference.h"
 #include "engine/ops.h"
 #include "util/format.h"
 
@@ -156,8 +157,9 @@ void Run::load_or_start() {
         throw std::runtime_error(file + ": " + e.what() + "; remove it or run without --resume");
     }
     if (saved.fingerprint != state_.fingerprint)
-        throw std::runtime_error(file + ": written by a different evaluation (attacks, seed, batches or classes "
-                                        "differ); remove it or run without --resume");
+        throw std::runtime_error(file + ": written by a different evaluation (" +
+                                 fingerprint_difference(saved.fingerprint, state_.fingerprint) +
+                                 "); remove it or run without --resume");
     check_resumable(saved, file);
     if (saved.logit_sums.empty()) {
         log_line("note: " + file + " keeps no logit sums (written by an older version); this run reports no mean "

@@ -248,6 +248,8 @@ TEST_CASE("corruptions resume after an interruption with identical results", "[c
     other.severities = {1};
     CHECK_THROWS_WITH(evaluate_corruptions(*model, test, first(15), other),
                       Catch::Contains("corruption_state.json: written by a different corruption evaluation"));
+    CHECK_THROWS_WITH(evaluate_corruptions(*model, test, first(15), other),  // saying what differs
+                      Catch::Contains("(severities is [2,4] in the state, [1] here)"));
 }
 
 TEST_CASE("corruptions: the CIFAR-10-C files when present for the whole CIFAR-10 test set, else generated",

@@ -237,6 +237,7 @@ TEST_CASE("audit runs end to end on MNIST and resumes to the same results", "[at
     const AuditRun third = audit(other);
     REQUIRE(third.rc == 1);
     REQUIRE(third.err.find("different evaluation") != std::string::npos);
+    REQUIRE(third.err.find("run.n is 100 in the state, 20 here") != std::string::npos);  // says what differs
     fs::remove_all(dir);
 }
 
