@@ -9,6 +9,7 @@
 # Runs go to a queue that WORKERS processes drain with one CPU thread each; a finished run is never redone, an
 # interrupted one resumes (--resume), and an FRL run waits for its PGD-AT hot start.
 set -euo pipefail
+source "$(dirname "$0")/lib/job_queue.sh"
 out=${1:-runs/fair}
 workers=${2:-2}
 seeds="0 1 2"
@@ -59,7 +60,7 @@ done
 worker() {
     while true; do
         local job
-        job=$(flock "$queue" bash -c 'head -1 "$0"; sed -i 1d "$0"' "$queue")
+        job=$(queue_pop "$queue")
         [ -n "$job" ] || return 0
         run_one $job || true
     done

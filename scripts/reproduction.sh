@@ -17,6 +17,7 @@
 # job finishes, its small files (never checkpoints) are copied to RESULTS/<dataset>/<arm>/seed<k>/, the folder
 # the page is generated from (scripts/reproduction_report.sh).
 set -euo pipefail
+source "$(dirname "$0")/lib/job_queue.sh"
 phase=${1:?usage: scripts/reproduction.sh pilot|study|autoattack|list [DATASET ...]}
 list_only=0
 if [ "$phase" = list ]; then list_only=1; phase=${2:?usage: scripts/reproduction.sh list pilot|study|autoattack}; shift; fi
@@ -394,14 +395,14 @@ worker() {
     local job requeued=0
     while true; do
         [ ! -e "$stopped" ] || return 0
-        job=$(flock "$queue" bash -c 'head -1 "$0"; sed -i 1d "$0"' "$queue")
+        job=$(queue_pop "$queue")
         [ -n "$job" ] || return 0
         local rc=0
         run_one $job || rc=$?
         # Stopped by a signal: a rerun rebuilds the queue and resumes this job.
         if [ "$rc" = 2 ]; then touch "$stopped"; return 0; fi
         if [ "$rc" != 3 ]; then requeued=0; continue; fi
-        flock "$queue" bash -c 'echo "$1" >> "$0"' "$queue" "$job"
+        queue_push "$queue" "$job"
         # Once every queued job has gone round waiting, wait a second before the next round.
         requeued=$((requeued + 1))
         if [ "$requeued" -ge "$(wc -l < "$queue")" ]; then requeued=0; sleep 1; fi
