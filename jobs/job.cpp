@@ -96,7 +96,8 @@ void add_job_flags(cli::FlagSet& app, JobConfig& job) {
     app.option("--ema-start", t.ema.start_epoch, "first epoch (0-based) that updates the average (CFA paper 50, codes 0)")
         .range(int64_t{0}, int64_t{1000000}).show_default();
     app.option("--precision", job.precision,
-               "the training step's CPU convolutions: fp32, or bf16 (bf16 inputs, fp32 sums, fp32 master weights; "
+               "the training step's CPU convolutions and matrix products: fp32, or bf16 (bf16 inputs, fp32 sums, fp32 "
+               "master weights; "
                "needs AVX512_BF16, else fp32 with a note); evaluations stay as CLASSWISE_PRECISION says (fp32 "
                "unless set)")
         .one_of({"fp32", "bf16"});

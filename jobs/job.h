@@ -39,7 +39,7 @@ struct JobConfig {
     // off. Written to eval_<checkpoint>_corruptions/.
     std::string final_corruptions;
     std::string corruption_severities = "1,2,3,4,5";
-    std::string precision;              // --precision fp32|bf16: the training step's CPU convolutions; empty: the environment's
+    std::string precision;              // --precision fp32|bf16: the training step's CPU convolutions and matrix products; empty: the environment's
 };
 
 // Adds every job flag except the common ones (add those with cli::add_common_flags).

@@ -15,6 +15,7 @@
 #include "engine/cpu/cpu_backend.h"
 #include "engine/cpu/onednn_conv.h"
 #include "tests/skip.h"
+#include "tests/test_bf16.h"
 #include "tests/test_process.h"
 #include "tests/test_util.h"
 
@@ -50,22 +51,6 @@ double relative_difference(const std::vector<A>& a, const std::vector<B>& b) {
         scale = std::max(scale, std::fabs(double(b[i])));
     }
     return diff / scale;
-}
-
-// bf16 by round-to-nearest, ties to even, on the bit pattern (finite inputs): what oneDNN's f32 -> bf16 reorder
-// does, written independently here.
-float round_to_bf16(float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    u &= 0xffff0000u;
-    std::memcpy(&f, &u, 4);
-    return f;
-}
-
-std::vector<float> rounded_to_bf16(std::vector<float> v) {
-    for (float& f : v) f = round_to_bf16(f);
-    return v;
 }
 
 // The three results of a direct convolution in float64, by definition: y = x * w, gx = dL/dx and gw = dL/dw for
@@ -178,7 +163,7 @@ TEST_CASE("onednn conv: bf16 equals a float64 convolution of the bf16-rounded in
         auto x = uniform(size_t(g.n * g.c * g.h * g.w), seed++), w = uniform(size_t(g.k * g.c * g.r * g.s), seed++);
         auto gy = uniform(size_t(g.n * g.k * g.out_h() * g.out_w()), seed++);
         const auto x0 = x, w0 = w, gy0 = gy;
-        const Direct exact = direct_convolution(rounded_to_bf16(x), rounded_to_bf16(w), rounded_to_bf16(gy), g);
+        const Direct exact = direct_convolution(bf16_rounded(x), bf16_rounded(w), bf16_rounded(gy), g);
         const Direct unrounded = direct_convolution(x, w, gy, g);
         Results bf16;
         {

@@ -13,9 +13,11 @@
 #include "engine/cpu/cpu_backend.h"
 #include "engine/cpu/thin_conv_data.h"
 #include "tests/skip.h"
+#include "tests/test_bf16.h"
 #include "tests/test_util.h"
 
 using namespace cw;
+using cw_test::bf16_rounded;
 
 namespace {
 
@@ -49,20 +51,6 @@ std::vector<double> reference(const std::vector<float>& gy, const std::vector<fl
                             }
                 }
     return gx;
-}
-
-// x rounded to the nearest bf16, ties to even (finite values: what VCVTNEPS2BF16 does with them).
-float bf16_rounded(float x) {
-    uint32_t bits;
-    std::memcpy(&bits, &x, 4);
-    bits = (bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u;
-    std::memcpy(&x, &bits, 4);
-    return x;
-}
-
-std::vector<float> bf16_rounded(std::vector<float> v) {
-    for (float& x : v) x = bf16_rounded(x);
-    return v;
 }
 
 // {n, c, h, w, k, r, s, stride, pad}

@@ -11,7 +11,8 @@ namespace cw {
 // ---- which code runs a convolution (engine/cpu/conv.cpp) ---------------------------------------------------------
 // Native: Winograd for 3x3 stride-1 layers with enough channels, im2col + OpenBLAS otherwise. OneDnn: every
 // convolution through oneDNN. Auto: oneDNN except where Winograd matched it (3x3 stride-1, >= 64 channels, large
-// enough maps). Bf16 precision sends every convolution through oneDNN with bf16 inputs, whatever the path.
+// enough maps). Bf16 precision sends every convolution through oneDNN with bf16 inputs, whatever the path, and
+// the matrix products of gemm() through oneDNN's bf16 matmul (engine/cpu/onednn_matmul.h).
 enum class ConvPath { Native, OneDnn, Auto };
 using ConvPrecision = onednn_conv::Precision;
 struct ConvPolicy {

@@ -1,8 +1,10 @@
-// GEMM through OpenBLAS (its kernels are picked for the running CPU), and the bias helpers around it.
+// GEMM through OpenBLAS (its kernels are picked for the running CPU), or oneDNN's bf16 matmul under the bf16
+// policy, and the bias helpers around it.
 #include <cblas.h>
 
 #include "engine/cpu/cpu_backend.h"
 #include "engine/cpu/lane_sum.h"
+#include "engine/cpu/onednn_matmul.h"
 
 namespace cw {
 
@@ -15,6 +17,10 @@ void CpuBackend::gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t 
             for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.f ? 0.f : beta * c[i * ldc + j];
         return;
     }
+    // The bf16 policy multiplies in bf16 the products it is for, the linear layers' and matmul's (alpha 1, beta 0).
+    // Only the native convolution path scales or accumulates into C, and the bf16 policy never takes that path.
+    if (conv_policy_.precision == ConvPrecision::Bf16 && alpha == 1.f && beta == 0.f)
+        return onednn_matmul::multiply_bf16(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
                 static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b,
                 static_cast<int>(ldb), beta, c, static_cast<int>(ldc));

@@ -1,6 +1,6 @@
 #pragma once
-// The training step's convolution precision (`--precision bf16`): while a ConvPrecisionScope is alive, the CPU
-// backend runs its convolutions in the precision it names; the policy it found comes back when it ends. The trainer
+// The training step's precision (`--precision bf16`): while a ConvPrecisionScope is alive, the CPU backend runs its
+// convolutions and matrix products in the precision it names; the policy it found comes back when it ends. The trainer
 // holds one around each training step, so the step (its attack included) runs in bf16 while every evaluation keeps
 // the environment's precision (CLASSWISE_PRECISION, fp32 unless set).
 #include <optional>
