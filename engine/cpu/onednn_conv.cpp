@@ -17,7 +17,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -25,6 +24,7 @@
 
 #include "dnnl.hpp"
 #include "engine/cpu/bf16_blocked.h"
+#include "engine/cpu/onednn_plans.h"
 #include "engine/error.h"
 
 namespace cw::onednn_conv {
@@ -34,21 +34,9 @@ namespace {
 using dnnl::memory;
 using dt = memory::data_type;
 
-dnnl::engine& cpu_engine() {
-    static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-    return e;
-}
-
-dnnl::stream& thread_stream() {
-    thread_local dnnl::stream s(cpu_engine());
-    return s;
-}
-
-dnnl::primitive_attr user_scratchpad() {
-    dnnl::primitive_attr attr;
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    return attr;
-}
+using onednn::cpu_engine;
+using onednn::thread_stream;
+using onednn::user_scratchpad;
 
 // A primitive and the scratchpad it needs.
 struct Step {
@@ -167,27 +155,12 @@ struct KeyHash {
     }
 };
 
-// Plans are never freed while a caller may hold one: the cache hands out shared pointers. Past this many
-// (evaluation batches of many sizes, say) it starts afresh rather than grow without bound.
-constexpr size_t kMaxPlans = 512;
-
-std::mutex cache_mutex;
-std::unordered_map<Key, std::shared_ptr<const Plan>, KeyHash> cache;
+onednn::PlanCache<Key, Plan, KeyHash> cache;
 
 std::shared_ptr<const Plan> plan_for(const ConvGeometry& g, Direction d, Precision p) {
-    const Key key{g, d, p, omp_get_max_threads()};
-    std::lock_guard<std::mutex> lock(cache_mutex);
-    auto it = cache.find(key);
-    if (it != cache.end()) return it->second;
-    std::shared_ptr<const Plan> plan;
-    try {
-        plan = std::make_shared<const Plan>(build_plan(g, d, p));
-    } catch (const dnnl::error& e) {
-        throw Error(describe(g, d, p) + ": oneDNN cannot build it: " + e.what());
-    }
-    if (cache.size() >= kMaxPlans) cache.clear();
-    cache.emplace(key, plan);
-    return plan;
+    return cache.get(
+        Key{g, d, p, omp_get_max_threads()}, [](const Key& k) { return build_plan(k.g, k.d, k.p); },
+        [](const Key& k) { return describe(k.g, k.d, k.p); });
 }
 
 // The time split's counters: nanoseconds and executions, convolutions and reorders.
@@ -299,10 +272,7 @@ void reset_time_split() {
     bf16_blocked_calls = 0;
 }
 
-size_t cached_plans() {
-    std::lock_guard<std::mutex> lock(cache_mutex);
-    return cache.size();
-}
+size_t cached_plans() { return cache.size(); }
 
 std::string implementation(const ConvGeometry& g, Direction d, Precision p) { return plan_for(g, d, p)->implementation; }
 

@@ -1,8 +1,7 @@
 // The bf16 GEMM: our fp32 operands rounded to bf16 by our own kernel (VCVTNEPS2BF16, the instruction oneDNN's
 // reorder uses), then one oneDNN matmul primitive that reads them in their row-major layouts (a transposed operand
-// is described by its strides, not copied) and writes fp32 straight into c. Primitives are JIT-built, so they are
-// cached like the convolution plans (engine/cpu/onednn_conv.cpp): keyed by shape, transposition, c's leading
-// dimension and the OpenMP thread count, shared under a mutex, each run with this thread's stream and buffers.
+// is described by its strides, not copied) and writes fp32 straight into c. Primitives are cached
+// (engine/cpu/onednn_plans.h), keyed by shape, transposition, c's leading dimension and the OpenMP thread count.
 #include "engine/cpu/onednn_matmul.h"
 
 #include <immintrin.h>
@@ -10,14 +9,14 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "dnnl.hpp"
 #include "engine/cpu/avx512.h"
 #include "engine/cpu/cpu_backend.h"
-#include "engine/error.h"
+#include "engine/cpu/onednn_plans.h"
 
 namespace cw::onednn_matmul {
 
@@ -25,11 +24,6 @@ namespace {
 
 using dnnl::memory;
 using dt = memory::data_type;
-
-dnnl::engine& cpu_engine() {
-    static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-    return e;
-}
 
 #define CW_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 
@@ -77,37 +71,22 @@ Plan build_plan(const Key& key) {
     const memory::desc a({key.m, key.k}, dt::bf16, key.trans_a ? memory::dims{1, key.m} : memory::dims{key.k, 1});
     const memory::desc b({key.k, key.n}, dt::bf16, key.trans_b ? memory::dims{1, key.k} : memory::dims{key.n, 1});
     const memory::desc c({key.m, key.n}, dt::f32, memory::dims{key.ldc, 1});
-    dnnl::primitive_attr attr;
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, cpu_engine());
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), onednn::user_scratchpad(),
+                                          onednn::cpu_engine());
     return Plan{dnnl::matmul(pd), a, b, c, pd.scratchpad_desc()};
 }
 
-constexpr size_t kMaxPlans = 512;  // past this many shapes the cache starts afresh rather than grow without bound
-std::mutex cache_mutex;
-std::unordered_map<Key, std::shared_ptr<const Plan>, KeyHash> cache;
-
-std::shared_ptr<const Plan> plan_for(const Key& key) {
-    std::lock_guard<std::mutex> lock(cache_mutex);
-    auto it = cache.find(key);
-    if (it != cache.end()) return it->second;
-    std::shared_ptr<const Plan> plan;
-    try {
-        plan = std::make_shared<const Plan>(build_plan(key));
-    } catch (const dnnl::error& e) {
-        throw Error("oneDNN bf16 matmul (" + std::to_string(key.m) + "x" + std::to_string(key.k) + " by " +
-                    std::to_string(key.k) + "x" + std::to_string(key.n) + "): oneDNN cannot build it: " + e.what());
-    }
-    if (cache.size() >= kMaxPlans) cache.clear();
-    cache.emplace(key, plan);
-    return plan;
-}
+onednn::PlanCache<Key, Plan, KeyHash> cache;
 
 }  // namespace
 
 void multiply_bf16(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                    const float* b, int64_t ldb, float* c, int64_t ldc) {
-    const std::shared_ptr<const Plan> plan = plan_for(Key{m, n, k, ldc, trans_a, trans_b, omp_get_max_threads()});
+    const std::shared_ptr<const Plan> plan =
+        cache.get(Key{m, n, k, ldc, trans_a, trans_b, omp_get_max_threads()}, build_plan, [](const Key& key) {
+            return "oneDNN bf16 matmul (" + std::to_string(key.m) + "x" + std::to_string(key.k) + " by " +
+                   std::to_string(key.k) + "x" + std::to_string(key.n) + ")";
+        });
     thread_local std::vector<uint16_t> a16, b16;
     thread_local std::vector<unsigned char> scratchpad;
     a16.resize(size_t(m * k)), b16.resize(size_t(k * n)), scratchpad.resize(plan->scratchpad.get_size());
@@ -115,20 +94,16 @@ void multiply_bf16(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, 
     else to_bf16(a, lda, m, k, a16.data());
     if (trans_b) to_bf16(b, ldb, n, k, b16.data());
     else to_bf16(b, ldb, k, n, b16.data());
-    dnnl::engine& engine = cpu_engine();
-    thread_local dnnl::stream stream(engine);
+    dnnl::engine& engine = onednn::cpu_engine();
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(plan->a, engine, a16.data())},
                                          {DNNL_ARG_WEIGHTS, memory(plan->b, engine, b16.data())},
                                          {DNNL_ARG_DST, memory(plan->c, engine, c)}};
     if (plan->scratchpad.get_size() > 0)
         args.emplace(DNNL_ARG_SCRATCHPAD, memory(plan->scratchpad, engine, scratchpad.data()));
-    plan->prim.execute(stream, args);
-    stream.wait();
+    plan->prim.execute(onednn::thread_stream(), args);
+    onednn::thread_stream().wait();
 }
 
-size_t cached_plans() {
-    std::lock_guard<std::mutex> lock(cache_mutex);
-    return cache.size();
-}
+size_t cached_plans() { return cache.size(); }
 
 }  // namespace cw::onednn_matmul
