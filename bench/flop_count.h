@@ -1,5 +1,5 @@
 // The FLOPs a step spends in convolutions and matrix products, counted from what the engine actually ran: the
-// step runs once under a TapeRecorder, which lists every recorded conv2d / linear / matmul with its shapes and,
+// step runs once under a TapeRecorder, which lists every recorded conv2d(_relu) / linear / matmul with its shapes and,
 // after backward, which input gradients were computed. Each op counts 2·MACs for its forward, and again 2·MACs
 // for each gradient its backward computed: backward-data (input 0) and backward-weights (input 1) each cost what
 // the forward costs. So the count follows the code: an attack step (InputGradOnly) computes no weight gradient,
@@ -24,7 +24,7 @@ struct StepFlops {
 // Multiply-accumulates of one tape entry, 0 for ops that are not convolutions or matrix products.
 inline double gemm_macs(const cw::TapeRecorder::Entry& e) {
     auto dim = [](const cw::Shape& s, size_t i) { return static_cast<double>(s.at(i)); };
-    if (e.op == "conv2d") {  // x [N, C, H, W], w [K, C, R, S], y [N, K, P, Q]
+    if (e.op == "conv2d" || e.op == "conv2d_relu") {  // x [N, C, H, W], w [K, C, R, S], y [N, K, P, Q]
         const cw::Shape &w = e.input_shapes.at(1), &y = e.output_shape;
         return dim(y, 0) * dim(y, 1) * dim(y, 2) * dim(y, 3) * dim(w, 1) * dim(w, 2) * dim(w, 3);
     }

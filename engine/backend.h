@@ -153,6 +153,36 @@ public:
         if (gx) conv2d_backward_data(gy, w, gx, g);
         if (gw) conv2d_backward_filter(x, gy, gw, g, false);
     }
+    // The conv2d_relu op: y = relu(conv(x, w) + bias), bias null for none. Backends override it where the steps
+    // share passes (the CPU brings oneDNN's output back with the bias and relu applied); the default runs them one
+    // by one. (Defined here, not in a .cpp: the CUDA plugin links none of the library.)
+    virtual void conv2d_bias_relu_forward(const float* x, const float* w, const float* bias, float* y,
+                                          const ConvGeometry& g) {
+        const AxisView channels{g.n, g.k, g.out_h() * g.out_w()};
+        conv2d_forward(x, w, y, g);
+        if (bias) add_channel_bias(y, bias, channels);
+        unary(UnaryOp::Relu, y, y, channels.outer * channels.dim * channels.inner, 0.f, 0.f);
+    }
+    // Its gradients, from relu's output y and incoming gradient gy: relu's gradient (gy where y > 0 or NaN, else 0:
+    // relu(z) is 0 exactly where z <= 0) through the convolution into gx and gw and summed into gbias, each written
+    // (not added to) and each may be null. The default gates into a buffer of its own, then runs the convolution's
+    // backward and the bias sum.
+    virtual void conv2d_relu_backward(const float* x, const float* w, const float* y, const float* gy, float* gx,
+                                      float* gw, float* gbias, const ConvGeometry& g) {
+        const AxisView channels{g.n, g.k, g.out_h() * g.out_w()};
+        const int64_t n = channels.outer * channels.dim * channels.inner;
+        struct Buffer {  // freed however this returns
+            Backend& owner;
+            size_t bytes;
+            float* p = static_cast<float*>(owner.allocate(bytes));
+            ~Buffer() { owner.deallocate(p, bytes); }
+        } gated{*this, sizeof(float) * static_cast<size_t>(n)};
+        // relu's backward reads the sign of its input; its output has the same pattern (0 where the input was
+        // <= 0, NaN where it was NaN, the input itself elsewhere).
+        unary_backward(UnaryOp::Relu, y, y, gy, gated.p, n, 0.f, 0.f);
+        conv2d_backward(x, w, gated.p, gx, gw, g);
+        if (gbias) channel_sum(gated.p, gbias, channels, false);
+    }
 
     // pooling
     virtual void maxpool2d_forward(const float* x, float* y, int32_t* argmax, const PoolGeometry& g) = 0;

@@ -91,6 +91,9 @@ Tensor kl_div(const Tensor& p_logits, const Tensor& q_logits, Reduction reductio
 Tensor matmul(const Tensor& a, const Tensor& b);                                   // [M,K] x [K,N]
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});     // x W^T + b, W [out, in]
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, int64_t stride = 1, int64_t padding = 0);
+// relu(conv2d(x, weight, bias)), the same values and gradients, fewer passes over the output (engine/ops/conv.cpp).
+Tensor conv2d_relu(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, int64_t stride = 1,
+                   int64_t padding = 0);
 Tensor max_pool2d(const Tensor& x, int64_t kernel, int64_t stride = -1, int64_t padding = 0);  // stride -1 = kernel
 Tensor avg_pool2d(const Tensor& x, int64_t kernel, int64_t stride = -1, int64_t padding = 0);
 Tensor global_avg_pool2d(const Tensor& x);                                         // [N,C,H,W] -> [N,C]

@@ -1,6 +1,7 @@
 #include "nn/layers.h"
 
 #include <cmath>
+#include <typeinfo>
 
 #include "engine/backend.h"
 
@@ -25,6 +26,10 @@ Conv2d::Conv2d(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t 
 }
 
 Tensor Conv2d::forward(const Tensor& x) { return conv2d(x, weight, bias ? *bias : Tensor(), stride, padding); }
+
+Tensor Conv2d::forward_relu(const Tensor& x) {
+    return conv2d_relu(x, weight, bias ? *bias : Tensor(), stride, padding);
+}
 
 Linear::Linear(int64_t in, int64_t out, bool with_bias, Rng& rng)
     : Module("Linear"), weight(register_parameter("weight", uniform({out, in}, 1.f / std::sqrt(static_cast<float>(in)), rng))) {
@@ -97,7 +102,16 @@ Sequential& Sequential::add(const std::string& name, ModulePtr m) {
 
 Tensor Sequential::forward(const Tensor& x) {
     Tensor h = x;
-    for (auto& m : layers_) h = m->forward(h);
+    for (size_t i = 0; i < layers_.size(); ++i) {
+        auto* conv = dynamic_cast<Conv2d*>(layers_[i].get());
+        const bool relu_next = i + 1 < layers_.size() && typeid(*layers_[i + 1]) == typeid(ReLU);
+        if (conv && relu_next) {
+            h = conv->forward_relu(h);
+            ++i;
+        } else {
+            h = layers_[i]->forward(h);
+        }
+    }
     return h;
 }
 

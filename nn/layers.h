@@ -14,6 +14,8 @@ public:
     Conv2d(int64_t in, int64_t out, int64_t kernel, int64_t stride = 1, int64_t padding = 0, bool bias = true,
            Rng& rng = global_rng());
     Tensor forward(const Tensor& x) override;
+    // relu(forward(x)) as one op (conv2d_relu): what Sequential runs for a Conv2d followed by a ReLU.
+    Tensor forward_relu(const Tensor& x);
     Tensor& weight;
     Tensor* bias = nullptr;
     const int64_t stride, padding;
@@ -103,6 +105,7 @@ private:
 
 // Children are named "0", "1", ... like torch.nn.Sequential, or given names like
 // torch.nn.Sequential(OrderedDict(...)) (TRADES' SmallCNN: "feature_extractor.conv1").
+// A Conv2d directly followed by a ReLU runs as one conv2d_relu op: the same values and gradients, fewer passes.
 class Sequential : public Module {
 public:
     Sequential() : Module("Sequential") {}

@@ -84,3 +84,26 @@ TEST_CASE("bench flops: PreAct ResNet-18 steps count what the engine computes", 
         CHECK(c.scaled(64).total() == 64 * c.total());
     }
 }
+
+// The small CNN runs its convolutions as conv2d_relu (Sequential fuses each conv with its relu): they count as
+// convolutions. Seen failing with only "conv2d" counted (the fc layers' FLOPs alone).
+TEST_CASE("bench flops: the small CNN's fused convolutions count", "[bench]") {
+    manual_seed(0);
+    nn::ModelConfig cfg;
+    cfg.in_channels = 1, cfg.input_size = 28;
+    auto model = nn::make_model("small_cnn", cfg);
+    std::vector<float> v(static_cast<size_t>(kN * 28 * 28));
+    Rng(1).fill_uniform(v.data(), v.size(), 0.f, 1.f);
+    const Tensor x = Tensor::from_vector(v, {kN, 1, 28, 28});
+    // 28 -> 26 -> 24, pool 12 -> 10 -> 8, pool 4; then 1024 -> 200 -> 200 -> 10.
+    const double macs = 26.0 * 26 * 32 * 1 * 9 + 24.0 * 24 * 32 * 32 * 9 + 10.0 * 10 * 64 * 32 * 9 +
+                        8.0 * 8 * 64 * 64 * 9 + 1024.0 * 200 + 200.0 * 200 + 200.0 * 10;
+    const cw_bench::StepFlops c = cw_bench::count_flops([&] {
+        model->eval();
+        InputGradOnlyGuard attack_step;
+        Tensor xa = x.detach().set_requires_grad(true);
+        cross_entropy((*model)(xa), Tensor::from_labels({3, 7})).backward();
+    });
+    CHECK(c.forward == 2 * kN * macs);
+    CHECK(c.backward_data == 2 * kN * macs);
+}

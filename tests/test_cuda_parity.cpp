@@ -550,9 +550,13 @@ TEST_CASE("GPU parity: conv2d forward and backward (TF32 off)", "[cuda]") {
             Tensor b = randn({cs.k}, ++seed);
             check_parity("conv2d " + tag, {x, w, b},
                          [=](const auto& t) { return conv2d(t[0], t[1], t[2], stride, pad); }, 1e-4, 1e-4);
+            check_parity("conv2d_relu " + tag, {x, w, b},
+                         [=](const auto& t) { return conv2d_relu(t[0], t[1], t[2], stride, pad); }, 1e-4, 1e-4);
         } else {
             check_parity("conv2d " + tag, {x, w}, [=](const auto& t) { return conv2d(t[0], t[1], {}, stride, pad); },
                          1e-4, 1e-4);
+            check_parity("conv2d_relu " + tag, {x, w},
+                         [=](const auto& t) { return conv2d_relu(t[0], t[1], {}, stride, pad); }, 1e-4, 1e-4);
         }
     }
     // Input gradient only (the PGD path): the filter gradient must not be needed.

@@ -1,4 +1,7 @@
 // Finite-difference gradient checks: one per op, all through the one generic checker.
+#include <algorithm>
+#include <cmath>
+
 #include "tests/test_util.h"
 
 using namespace cw;
@@ -171,6 +174,31 @@ Tensor mirrored_batch(const Shape& shape, uint64_t seed) {
     return Tensor::from_vector(v, shape).set_requires_grad(true);
 }
 }  // namespace
+
+// conv2d_relu's inputs are drawn until no pre-activation lies within 0.05 of relu's kink, where finite differences
+// straddle it.
+TEST_CASE("gradcheck: conv2d_relu (stride, padding, bias)", "[gradcheck][ops]") {
+    struct Case { Shape x, w; int64_t stride, pad; bool bias; };
+    const std::vector<Case> cases = {{{2, 2, 4, 4}, {3, 2, 3, 3}, 1, 0, true},
+                                     {{1, 3, 5, 5}, {2, 3, 3, 3}, 2, 1, false},
+                                     {{2, 1, 5, 5}, {3, 1, 3, 3}, 1, 1, true}};  // a first layer (one channel)
+    uint64_t seed = 900;
+    for (const auto& c : cases) {
+        Tensor x, w, b;
+        bool away_from_kink = false;
+        for (int tries = 0; tries < 200 && !away_from_kink; ++tries) {
+            x = randn(c.x, seed++), w = randn(c.w, seed++, 0.5f), b = randn({c.w[0]}, seed++);
+            const auto z = conv2d(x.detach(), w.detach(), c.bias ? b.detach() : Tensor(), c.stride, c.pad).to_vector();
+            away_from_kink = std::all_of(z.begin(), z.end(), [](float v) { return std::fabs(v) > 0.05f; });
+        }
+        REQUIRE(away_from_kink);
+        const int64_t s = c.stride, p = c.pad;
+        if (c.bias)
+            require_gradcheck([s, p](In t) { return conv2d_relu(t[0], t[1], t[2], s, p); }, {x, w, b});
+        else
+            require_gradcheck([s, p](In t) { return conv2d_relu(t[0], t[1], {}, s, p); }, {x, w});
+    }
+}
 
 TEST_CASE("gradcheck: batch_norm_relu (train and eval)", "[gradcheck][ops]") {
     auto gamma = rand_away_from_zero({3}, 81, 0.5f);  // both signs: the ReLU keeps either side of the mean

@@ -1,5 +1,5 @@
-// What the hand-written AVX-512 kernels share (bf16_blocked.cpp, maxpool2x2.cpp): the intrinsics, and the mask of
-// a loop's last, partial step. The build assumes no more than x86-64, so each kernel carries its own target
+// What the hand-written AVX-512 kernels share (bf16_blocked.cpp, maxpool2x2.cpp, ...): the intrinsics, the mask of
+// a loop's last, partial step, and a 16 x 16 transpose. The build assumes no more than x86-64, so each kernel carries its own target
 // attribute and runs only where the CPU says yes.
 #pragma once
 
@@ -16,6 +16,33 @@ namespace cw::avx512 {
 // The first n of 16 lanes (n clamped to 0..16).
 inline __mmask16 first_lanes(int64_t n) {
     return static_cast<__mmask16>(n >= 16 ? 0xFFFF : n <= 0 ? 0 : (1u << n) - 1);
+}
+
+// A 16 x 16 transpose in registers: rows[i] element j becomes rows[j] element i (channel i at 16 consecutive pixels
+// becomes pixel j's 16 channels, and back).
+__attribute__((target("avx512f"))) inline void transpose16(__m512 rows[16]) {
+    __m512 t[16];
+    for (int i = 0; i < 8; ++i) {  // within 128-bit lanes: pairs of rows interleaved
+        t[2 * i] = _mm512_unpacklo_ps(rows[2 * i], rows[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(rows[2 * i], rows[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; ++i) {  // lane k of rows[4i + m]: rows 4i..4i+3 at pixel 4k + m
+        rows[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+        rows[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+        rows[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+        rows[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+    }
+    for (int m = 0; m < 4; ++m) {  // gather lane k of the four row groups: pixel 4k + m
+        const __m512 a = _mm512_shuffle_f32x4(rows[m], rows[4 + m], 0x88);
+        const __m512 b = _mm512_shuffle_f32x4(rows[m], rows[4 + m], 0xDD);
+        const __m512 c = _mm512_shuffle_f32x4(rows[8 + m], rows[12 + m], 0x88);
+        const __m512 d = _mm512_shuffle_f32x4(rows[8 + m], rows[12 + m], 0xDD);
+        t[m] = _mm512_shuffle_f32x4(a, c, 0x88);       // pixel m
+        t[4 + m] = _mm512_shuffle_f32x4(b, d, 0x88);   // pixel 4 + m
+        t[8 + m] = _mm512_shuffle_f32x4(a, c, 0xDD);   // pixel 8 + m
+        t[12 + m] = _mm512_shuffle_f32x4(b, d, 0xDD);  // pixel 12 + m
+    }
+    for (int j = 0; j < 16; ++j) rows[j] = t[j];
 }
 
 }  // namespace cw::avx512

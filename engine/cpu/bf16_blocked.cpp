@@ -4,6 +4,8 @@
 // without -march, so the kernel carries its own target attribute and runs only where supported() said yes.
 #include "engine/cpu/bf16_blocked.h"
 
+#include <vector>
+
 #include "engine/cpu/avx512.h"
 #include "engine/cpu/cpu_backend.h"
 
@@ -13,43 +15,33 @@ namespace {
 
 #define CW_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 
-// rows[i] holds channel i at 16 consecutive pixels; afterwards rows[j] holds pixel j's 16 channels.
-CW_BF16_TARGET inline void transpose16(__m512 rows[16]) {
-    __m512 t[16];
-    for (int i = 0; i < 8; ++i) {  // within 128-bit lanes: pairs of rows interleaved
-        t[2 * i] = _mm512_unpacklo_ps(rows[2 * i], rows[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(rows[2 * i], rows[2 * i + 1]);
-    }
-    for (int i = 0; i < 4; ++i) {  // lane k of rows[4i + m]: rows 4i..4i+3 at pixel 4k + m
-        rows[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
-        rows[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
-        rows[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-        rows[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-    }
-    for (int m = 0; m < 4; ++m) {  // gather lane k of the four row groups: pixel 4k + m
-        const __m512 a = _mm512_shuffle_f32x4(rows[m], rows[4 + m], 0x88);
-        const __m512 b = _mm512_shuffle_f32x4(rows[m], rows[4 + m], 0xDD);
-        const __m512 c = _mm512_shuffle_f32x4(rows[8 + m], rows[12 + m], 0x88);
-        const __m512 d = _mm512_shuffle_f32x4(rows[8 + m], rows[12 + m], 0xDD);
-        t[m] = _mm512_shuffle_f32x4(a, c, 0x88);       // pixel m
-        t[4 + m] = _mm512_shuffle_f32x4(b, d, 0x88);   // pixel 4 + m
-        t[8 + m] = _mm512_shuffle_f32x4(a, c, 0xDD);   // pixel 8 + m
-        t[12 + m] = _mm512_shuffle_f32x4(b, d, 0xDD);  // pixel 12 + m
-    }
-    for (int j = 0; j < 16; ++j) rows[j] = t[j];
+// gy where relu's output y is above 0 or NaN, else 0: relu's gradient (PyTorch's threshold_backward, NaN passing)
+// read off its output, since relu(z) is 0 exactly where z <= 0.
+CW_BF16_TARGET inline __m512 relu_gated(__m512 gy, __m512 y) {
+    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_NLE_UQ), gy);
 }
 
-// One (image, channel block): x points at its first channel's row, y at its [hw][16] output.
-CW_BF16_TARGET void convert_block(const float* x, uint16_t* y, int64_t hw) {
+// One (image, channel block): x points at its first channel's row, out at its [hw][16] output. Gated: each value of
+// x gated by the same place of y (relu_gated), and `sums` (16 floats) gets each channel's sum of the gated values,
+// added in pixel order.
+template <bool Gated>
+CW_BF16_TARGET void convert_block(const float* x, const float* y, uint16_t* out, int64_t hw, float* sums) {
     __m512 rows[16];
+    __m512 total = _mm512_setzero_ps();
     for (int64_t p = 0; p < hw; p += 16) {
         const int64_t width = hw - p < 16 ? hw - p : 16;
         const __mmask16 mask = avx512::first_lanes(width);
-        for (int c = 0; c < 16; ++c) rows[c] = _mm512_maskz_loadu_ps(mask, x + c * hw + p);
-        transpose16(rows);
-        for (int64_t j = 0; j < width; ++j)
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + (p + j) * 16), (__m256i)_mm512_cvtneps_pbh(rows[j]));
+        for (int c = 0; c < 16; ++c) {
+            rows[c] = _mm512_maskz_loadu_ps(mask, x + c * hw + p);
+            if constexpr (Gated) rows[c] = relu_gated(rows[c], _mm512_maskz_loadu_ps(mask, y + c * hw + p));
+        }
+        avx512::transpose16(rows);
+        for (int64_t j = 0; j < width; ++j) {
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (p + j) * 16), (__m256i)_mm512_cvtneps_pbh(rows[j]));
+            if constexpr (Gated) total = _mm512_add_ps(total, rows[j]);
+        }
     }
+    if constexpr (Gated) _mm512_storeu_ps(sums, total);
 }
 
 }  // namespace
@@ -65,7 +57,25 @@ void from_nchw(const float* x, uint16_t* y, int64_t n, int64_t c, int64_t hw) {
 #pragma omp parallel for collapse(2) schedule(static) if (n * c * hw > kParallelGrain)
     for (int64_t i = 0; i < n; ++i)
         for (int64_t b = 0; b < blocks; ++b)
-            convert_block(x + (i * c + b * 16) * hw, y + (i * blocks + b) * hw * 16, hw);
+            convert_block<false>(x + (i * c + b * 16) * hw, nullptr, y + (i * blocks + b) * hw * 16, hw, nullptr);
+}
+
+void relu_gated_from_nchw(const float* gy, const float* y, uint16_t* out, int64_t n, int64_t c, int64_t hw,
+                          float* channel_sums) {
+    const int64_t blocks = c / 16;
+    std::vector<float> per_image(static_cast<size_t>(n * c));
+#pragma omp parallel for collapse(2) schedule(static) if (n * c * hw > kParallelGrain)
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t b = 0; b < blocks; ++b) {
+            const int64_t at = (i * c + b * 16) * hw;
+            convert_block<true>(gy + at, y + at, out + (i * blocks + b) * hw * 16, hw, &per_image[i * c + b * 16]);
+        }
+    if (!channel_sums) return;
+    for (int64_t ch = 0; ch < c; ++ch) {  // the images in order, in double: the same bits on any thread count
+        double s = 0;
+        for (int64_t i = 0; i < n; ++i) s += per_image[i * c + ch];
+        channel_sums[ch] = static_cast<float>(s);
+    }
 }
 
 }  // namespace cw::bf16_blocked

@@ -222,6 +222,29 @@ void CpuBackend::conv2d_backward(const float* x, const float* w, const float* gy
     backward_chunks(x, w, gy, gx, gw, g, false);
 }
 
+// conv2d_relu. Forward: oneDNN's output comes back into NCHW with the bias and relu applied (no pass of their own)
+// where its layout allows. Backward: a first layer's data gradient gates relu's gradient as it copies each plane,
+// and under bf16 relu's gradient is gated while it is converted for oneDNN, once for both directions, with the bias
+// sum in the same pass; whatever is left runs as the three steps (Backend's default).
+void CpuBackend::conv2d_bias_relu_forward(const float* x, const float* w, const float* bias, float* y,
+                                          const ConvGeometry& g) {
+    if (uses_onednn(g) && onednn_conv::forward_bias_relu(x, w, bias, y, g, conv_policy_.precision)) return;
+    Backend::conv2d_bias_relu_forward(x, w, bias, y, g);
+}
+
+void CpuBackend::conv2d_relu_backward(const float* x, const float* w, const float* y, const float* gy, float* gx,
+                                      float* gw, float* gbias, const ConvGeometry& g) {
+    if (gx && thin_conv_data::applies(g)) {
+        thin_conv_data::backward_data(gy, w, gx, g, conv_policy_.precision, y);
+        gx = nullptr;
+    }
+    if (!gx && !gw && !gbias) return;
+    if (conv_policy_.precision == ConvPrecision::Bf16 &&
+        onednn_conv::relu_backward_bf16(x, w, y, gy, gx, gw, gbias, g))
+        return;
+    Backend::conv2d_relu_backward(x, w, y, gy, gx, gw, gbias, g);
+}
+
 void CpuBackend::conv2d_backward_data(const float* gy, const float* w, float* gx, const ConvGeometry& g) {
     if (thin_conv_data::applies(g)) return thin_conv_data::backward_data(gy, w, gx, g, conv_policy_.precision);
     if (uses_onednn(g)) return onednn_conv::backward_data(gy, w, gx, g, conv_policy_.precision);

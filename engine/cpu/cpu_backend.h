@@ -73,6 +73,10 @@ public:
                                 bool accumulate) override;
     void conv2d_backward(const float* x, const float* w, const float* gy, float* gx, float* gw,
                          const ConvGeometry& g) override;
+    void conv2d_bias_relu_forward(const float* x, const float* w, const float* bias, float* y,
+                                  const ConvGeometry& g) override;
+    void conv2d_relu_backward(const float* x, const float* w, const float* y, const float* gy, float* gx, float* gw,
+                              float* gbias, const ConvGeometry& g) override;
 
     void maxpool2d_forward(const float* x, float* y, int32_t* argmax, const PoolGeometry& g) override;
     void maxpool2d_backward(const float* gy, const int32_t* argmax, float* gx, const PoolGeometry& g) override;

@@ -24,6 +24,7 @@
 
 #include "dnnl.hpp"
 #include "engine/cpu/bf16_blocked.h"
+#include "engine/cpu/blocked_bias_relu.h"
 #include "engine/cpu/onednn_plans.h"
 #include "engine/error.h"
 
@@ -175,7 +176,7 @@ Counter convolution_time, reorder_time, output_reorder_time;
 std::atomic<int64_t> bf16_blocked_calls{0};
 
 // Per-thread 64-byte-aligned buffers, grown on demand and kept between calls (a hot loop never allocates).
-enum Slot { kSlotA, kSlotB, kSlotOut, kSlotScratchpad, kSlotAccumulate, kSlots };
+enum Slot { kSlotA, kSlotB, kSlotOut, kSlotScratchpad, kSlotAccumulate, kSlotGated, kSlots };
 
 void* thread_buffer(Slot slot, size_t bytes) {
     constexpr size_t kAlign = 64;
@@ -186,13 +187,29 @@ void* thread_buffer(Slot slot, size_t bytes) {
     return reinterpret_cast<void*>((at + kAlign - 1) & ~uintptr_t(kAlign - 1));
 }
 
-void run(const ConvGeometry& g, Direction d, Precision p, const float* a, const float* b, float* out) {
+// What a caller of run() may have done already, or wants done differently.
+struct Options {
+    const uint16_t* a_blocked = nullptr;  // a, already converted into the primitive's nChw16c bf16 layout
+    const uint16_t* b_blocked = nullptr;  // b, likewise
+    bool bias_relu = false;               // the output brought back by blocked_bias_relu, adding `bias` (or none)
+    const float* bias = nullptr;
+};
+
+// Whether the plan's output comes back through blocked_bias_relu: an fp32 nChw16c output the kernel takes.
+bool output_takes_bias_relu(const Plan& plan) {
+    const memory::dims dims = plan.user_out.dims();
+    return plan.from_out && plan.conv_out == memory::desc(dims, dt::f32, memory::format_tag::nChw16c) &&
+           blocked_bias_relu::supported(dims[1]);
+}
+
+void run(const ConvGeometry& g, Direction d, Precision p, const float* a, const float* b, float* out,
+         const Options& options = {}) {
     const std::shared_ptr<const Plan> plan = plan_for(g, d, p);
     dnnl::engine& eng = cpu_engine();
     dnnl::stream& stream = thread_stream();
     // Every buffer first: a later grow would move one a memory object already points at.
-    const bool convert_a = plan->to_a || !plan->a_to_bf16_blocked.empty(),
-               convert_b = plan->to_b || !plan->b_to_bf16_blocked.empty();
+    const bool convert_a = !options.a_blocked && (plan->to_a || !plan->a_to_bf16_blocked.empty()),
+               convert_b = !options.b_blocked && (plan->to_b || !plan->b_to_bf16_blocked.empty());
     void* buf_a = convert_a ? thread_buffer(kSlotA, plan->conv_a.get_size()) : nullptr;
     void* buf_b = convert_b ? thread_buffer(kSlotB, plan->conv_b.get_size()) : nullptr;
     void* buf_out = plan->from_out ? thread_buffer(kSlotOut, plan->conv_out.get_size()) : nullptr;
@@ -210,8 +227,12 @@ void run(const ConvGeometry& g, Direction d, Precision p, const float* a, const 
     };
     const memory user_a(plan->user_a, eng, const_cast<float*>(a)), user_b(plan->user_b, eng, const_cast<float*>(b)),
         user_out(plan->user_out, eng, out);
-    const memory conv_a = convert_a ? memory(plan->conv_a, eng, buf_a) : user_a;
-    const memory conv_b = convert_b ? memory(plan->conv_b, eng, buf_b) : user_b;
+    const memory conv_a = options.a_blocked ? memory(plan->conv_a, eng, const_cast<uint16_t*>(options.a_blocked))
+                          : convert_a       ? memory(plan->conv_a, eng, buf_a)
+                                            : user_a;
+    const memory conv_b = options.b_blocked ? memory(plan->conv_b, eng, const_cast<uint16_t*>(options.b_blocked))
+                          : convert_b       ? memory(plan->conv_b, eng, buf_b)
+                                            : user_b;
     const memory conv_out = plan->from_out ? memory(plan->conv_out, eng, buf_out) : user_out;
     auto convert = [&](const memory::dims& d, const float* from, void* to) {
         const auto start = std::chrono::steady_clock::now();
@@ -219,18 +240,63 @@ void run(const ConvGeometry& g, Direction d, Precision p, const float* a, const 
         reorder_time.add(std::chrono::steady_clock::now() - start);
         ++bf16_blocked_calls;
     };
-    if (!plan->a_to_bf16_blocked.empty()) convert(plan->a_to_bf16_blocked, a, buf_a);
-    else if (plan->to_a) execute(*plan->to_a, {{DNNL_ARG_FROM, user_a}, {DNNL_ARG_TO, conv_a}});
-    if (!plan->b_to_bf16_blocked.empty()) convert(plan->b_to_bf16_blocked, b, buf_b);
-    else if (plan->to_b) execute(*plan->to_b, {{DNNL_ARG_FROM, user_b}, {DNNL_ARG_TO, conv_b}});
+    if (convert_a && !plan->a_to_bf16_blocked.empty()) convert(plan->a_to_bf16_blocked, a, buf_a);
+    else if (convert_a) execute(*plan->to_a, {{DNNL_ARG_FROM, user_a}, {DNNL_ARG_TO, conv_a}});
+    if (convert_b && !plan->b_to_bf16_blocked.empty()) convert(plan->b_to_bf16_blocked, b, buf_b);
+    else if (convert_b) execute(*plan->to_b, {{DNNL_ARG_FROM, user_b}, {DNNL_ARG_TO, conv_b}});
     execute(plan->conv, {{plan->arg_a, conv_a}, {plan->arg_b, conv_b}, {plan->arg_out, conv_out}});
-    if (plan->from_out) execute(*plan->from_out, {{DNNL_ARG_FROM, conv_out}, {DNNL_ARG_TO, user_out}});
+    if (options.bias_relu) {
+        const memory::dims dims = plan->user_out.dims();
+        const auto start = std::chrono::steady_clock::now();
+        blocked_bias_relu::to_nchw(static_cast<const float*>(buf_out), options.bias, out, dims[0], dims[1],
+                                   dims[2] * dims[3]);
+        const auto took = std::chrono::steady_clock::now() - start;
+        reorder_time.add(took), output_reorder_time.add(took);
+    } else if (plan->from_out) {
+        execute(*plan->from_out, {{DNNL_ARG_FROM, conv_out}, {DNNL_ARG_TO, user_out}});
+    }
 }
 
 }  // namespace
 
 void forward(const float* x, const float* w, float* y, const ConvGeometry& g, Precision p) {
     run(g, Direction::Forward, p, x, w, y);
+}
+
+bool forward_bias_relu(const float* x, const float* w, const float* bias, float* y, const ConvGeometry& g,
+                       Precision p) {
+    if (!output_takes_bias_relu(*plan_for(g, Direction::Forward, p))) return false;
+    Options fused;
+    fused.bias_relu = true, fused.bias = bias;
+    run(g, Direction::Forward, p, x, w, y, fused);
+    return true;
+}
+
+bool relu_backward_bf16(const float* x, const float* w, const float* y, const float* gy, float* gx, float* gw,
+                        float* gbias, const ConvGeometry& g) {
+    // Both primitives must read the incoming gradient as nChw16c bf16, the layout bf16_blocked writes.
+    const std::shared_ptr<const Plan> data = plan_for(g, Direction::BackwardData, Precision::Bf16),
+                                      weights = plan_for(g, Direction::BackwardWeights, Precision::Bf16);
+    if ((gx && data->a_to_bf16_blocked.empty()) || ((gw || gbias) && weights->b_to_bf16_blocked.empty()) ||
+        !(gx || gw || gbias))
+        return false;
+    const memory::desc& layout = gx ? data->conv_a : weights->conv_b;
+    uint16_t* gated = static_cast<uint16_t*>(thread_buffer(kSlotGated, layout.get_size()));
+    const auto start = std::chrono::steady_clock::now();
+    bf16_blocked::relu_gated_from_nchw(gy, y, gated, g.n, g.k, g.out_h() * g.out_w(), gbias);
+    reorder_time.add(std::chrono::steady_clock::now() - start);
+    ++bf16_blocked_calls;
+    if (gx) {
+        Options converted;
+        converted.a_blocked = gated;
+        run(g, Direction::BackwardData, Precision::Bf16, gy, w, gx, converted);
+    }
+    if (gw) {
+        Options converted;
+        converted.b_blocked = gated;
+        run(g, Direction::BackwardWeights, Precision::Bf16, x, gy, gw, converted);
+    }
+    return true;
 }
 
 void backward_data(const float* gy, const float* w, float* gx, const ConvGeometry& g, Precision p) {

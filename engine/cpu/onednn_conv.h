@@ -16,6 +16,18 @@ enum class Precision { Fp32, Bf16 };
 
 void forward(const float* x, const float* w, float* y, const ConvGeometry& g, Precision p);
 void backward_data(const float* gy, const float* w, float* gx, const ConvGeometry& g, Precision p);
+
+// The conv2d_relu op (y = relu(conv(x, w) + bias)) where it saves passes; each returns false, having done nothing,
+// where the layouts do not allow it (the op then runs the convolution, the bias and relu as three steps).
+// forward_bias_relu: the convolution as forward() does it, its output brought back into NCHW with the bias (null
+// for none) added and relu applied on the way (engine/cpu/blocked_bias_relu.h), the same bits as the three steps.
+bool forward_bias_relu(const float* x, const float* w, const float* bias, float* y, const ConvGeometry& g,
+                       Precision p);
+// relu_backward_bf16: the gradients in bf16 for relu's output y and its incoming gradient gy: gy gated by y and
+// converted into the primitives' bf16 layout in one pass (engine/cpu/bf16_blocked.h), once for both directions,
+// the bias gradient gbias summed in the same pass. gx, gw and gbias may each be null (gw is written, not added to).
+bool relu_backward_bf16(const float* x, const float* w, const float* y, const float* gy, float* gx, float* gw,
+                        float* gbias, const ConvGeometry& g);
 // gw (+)= the filter gradient.
 void backward_weights(const float* x, const float* gy, float* gw, const ConvGeometry& g, bool accumulate,
                       Precision p);

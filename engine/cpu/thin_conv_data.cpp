@@ -40,16 +40,22 @@ CW_AVX512_TARGET void round_to_bf16(float* v, int64_t n) {
 
 // One filter's output-gradient plane copied into `padded` (width `pitch`) with its origin at (pad_rows, pad_cols):
 // the rows and columns around it stay zero, so the kernel's loads need no masks, and in bf16 each value is rounded
-// once here instead of at every one of its R x S uses.
+// once here instead of at every one of its R x S uses. With relu_k (the plane of a relu's output that gy_k is the
+// incoming gradient of: the conv2d_relu op), each value is relu's gradient instead: gy where relu_k is above 0 or
+// NaN, else 0.
 template <bool Bf16>
-CW_AVX512_TARGET void copy_plane(const float* gy_k, int64_t oh_n, int64_t ow_n, float* padded, int64_t pitch,
-                                 int64_t pad_rows, int64_t pad_cols) {
+CW_AVX512_TARGET void copy_plane(const float* gy_k, const float* relu_k, int64_t oh_n, int64_t ow_n, float* padded,
+                                 int64_t pitch, int64_t pad_rows, int64_t pad_cols) {
     for (int64_t oh = 0; oh < oh_n; ++oh) {
         const float* from = gy_k + oh * ow_n;
         float* to = padded + (oh + pad_rows) * pitch + pad_cols;
         for (int64_t i = 0; i < ow_n; i += 16) {
             const __mmask16 m = avx512::first_lanes(ow_n - i);
             __m512 v = _mm512_maskz_loadu_ps(m, from + i);
+            if (relu_k) {
+                const __m512 y = _mm512_maskz_loadu_ps(m, relu_k + oh * ow_n + i);
+                v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_NLE_UQ), v);
+            }
             if constexpr (Bf16) v = rounded_to_bf16(v);
             _mm512_mask_storeu_ps(to + i, m, v);
         }
@@ -63,12 +69,13 @@ CW_AVX512_TARGET void copy_plane(const float* gy_k, int64_t oh_n, int64_t ow_n, 
 // iw reads padded row ih + pad - r + (R - 1), column iw + pad - s + (S - 1); the rows past the input's last (the
 // final group of four) are computed from zeros and never stored.
 template <bool Bf16>
-CW_AVX512_TARGET void plane(const float* gy_n, const float* w, float* gx_plane, const ConvGeometry& g, int64_t c,
-                            float* padded, int64_t pitch) {
+CW_AVX512_TARGET void plane(const float* gy_n, const float* relu_n, const float* w, float* gx_plane,
+                            const ConvGeometry& g, int64_t c, float* padded, int64_t pitch) {
     const int64_t oh_n = g.out_h(), ow_n = g.out_w(), taps_n = g.s, rows_n = g.h, width = g.w, pad = g.pad;
     const int64_t blocks = (width + kBlock - 1) / kBlock;
     for (int64_t k = 0; k < g.k; ++k) {
-        copy_plane<Bf16>(gy_n + k * oh_n * ow_n, oh_n, ow_n, padded, pitch, g.r - 1, taps_n - 1);
+        copy_plane<Bf16>(gy_n + k * oh_n * ow_n, relu_n ? relu_n + k * oh_n * ow_n : nullptr, oh_n, ow_n, padded,
+                         pitch, g.r - 1, taps_n - 1);
         const float* taps_k = w + (k * g.c + c) * g.r * taps_n;
         for (int64_t b = 0; b < blocks; ++b) {
             const int64_t iw0 = b * kBlock;
@@ -130,7 +137,8 @@ bool applies(const ConvGeometry& g) {
            g.k > 0;
 }
 
-void backward_data(const float* gy, const float* w, float* gx, const ConvGeometry& g, onednn_conv::Precision p) {
+void backward_data(const float* gy, const float* w, float* gx, const ConvGeometry& g, onednn_conv::Precision p,
+                   const float* relu_output) {
     const bool bf16 = p == onednn_conv::Precision::Bf16;
     if (bf16 && !onednn_conv::cpu_has_bf16()) throw Error("thin_conv_data: bf16 asked for on a CPU without AVX512_BF16");
     std::vector<float> w_rounded;
@@ -147,8 +155,9 @@ void backward_data(const float* gy, const float* w, float* gx, const ConvGeometr
 #pragma omp for schedule(static)
         for (int64_t i = 0; i < planes; ++i) {
             const int64_t n = i / g.c, c = i % g.c;
-            (bf16 ? plane<true> : plane<false>)(gy + n * g.k * out_plane, w, gx + i * g.h * g.w, g, c, padded.data(),
-                                                shape.pitch);
+            (bf16 ? plane<true> : plane<false>)(gy + n * g.k * out_plane,
+                                                relu_output ? relu_output + n * g.k * out_plane : nullptr, w,
+                                                gx + i * g.h * g.w, g, c, padded.data(), shape.pitch);
         }
     }
 }

@@ -1,32 +1,44 @@
-// 2-d convolution (NCHW input, OIHW weights). The backward computes only the gradients asked for: an attack
-// step (InputGradOnly) never runs the weight-gradient GEMM.
+// 2-d convolution (NCHW input, OIHW weights), alone and followed by relu as one op. The backward computes only the
+// gradients asked for: an attack step (InputGradOnly) never runs the weight-gradient GEMM.
 #include "engine/ops/op_util.h"
 
 namespace cw {
 
 using namespace detail;
 
-Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t stride, int64_t padding) {
-    check_inputs("conv2d", {&x, &weight});
-    check_rank("conv2d", x, 4, "input");
-    check_rank("conv2d", weight, 4, "weight");
+namespace {
+
+// The geometry of op(x, weight, bias, stride, padding), or a ShapeError naming op and what does not fit.
+ConvGeometry checked_geometry(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                              int64_t stride, int64_t padding) {
+    check_inputs(op, {&x, &weight});
+    check_rank(op, x, 4, "input");
+    check_rank(op, weight, 4, "weight");
     if (stride < 1 || padding < 0)
-        throw ShapeError("conv2d: stride must be >= 1 and padding >= 0, got stride " + std::to_string(stride) +
-                         ", padding " + std::to_string(padding));
+        throw ShapeError(std::string(op) + ": stride must be >= 1 and padding >= 0, got stride " +
+                         std::to_string(stride) + ", padding " + std::to_string(padding));
     ConvGeometry g{x.size(0), x.size(1), x.size(2), x.size(3), weight.size(0), weight.size(2), weight.size(3),
                    stride, padding};
     if (weight.size(1) != g.c)
-        throw ShapeError("conv2d: input " + shape_str(x.shape()) + " has " + std::to_string(g.c) +
+        throw ShapeError(std::string(op) + ": input " + shape_str(x.shape()) + " has " + std::to_string(g.c) +
                          " channels but weight " + shape_str(weight.shape()) + " expects " +
                          std::to_string(weight.size(1)));
     if (g.h + 2 * padding < g.r || g.w + 2 * padding < g.s)
-        throw ShapeError("conv2d: kernel " + shape_str(weight.shape()) + " is larger than the padded input " +
-                         shape_str(x.shape()));
+        throw ShapeError(std::string(op) + ": kernel " + shape_str(weight.shape()) +
+                         " is larger than the padded input " + shape_str(x.shape()));
     if (bias.defined()) {
-        check_inputs("conv2d", {&x, &bias});
+        check_inputs(op, {&x, &bias});
         if (bias.shape() != Shape{g.k})
-            throw ShapeError("conv2d: bias " + shape_str(bias.shape()) + " must be [" + std::to_string(g.k) + "]");
+            throw ShapeError(std::string(op) + ": bias " + shape_str(bias.shape()) + " must be [" +
+                             std::to_string(g.k) + "]");
     }
+    return g;
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t stride, int64_t padding) {
+    const ConvGeometry g = checked_geometry("conv2d", x, weight, bias, stride, padding);
     Tensor y = Tensor::empty({g.n, g.k, g.out_h(), g.out_w()}, DType::F32, x.device());
     const AxisView channels{g.n, g.k, g.out_h() * g.out_w()};
     if (y.numel()) {
@@ -46,6 +58,33 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t
             kernels(gy).channel_sum(gy.f32(), gb.f32(), channels, false);
             sink.add(2, std::move(gb));
         }
+    });
+    return y;
+}
+
+// relu(conv2d(x, weight, bias)) as one op: the values and gradients of the three, bit for bit (the bias's gradient
+// to float summation error where a backend sums it in its own order), with the passes the backend can share shared
+// (engine/backend.h). The backward reads relu's output, which is zero exactly where its input was <= 0.
+Tensor conv2d_relu(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t stride, int64_t padding) {
+    const ConvGeometry g = checked_geometry("conv2d_relu", x, weight, bias, stride, padding);
+    Tensor y = Tensor::empty({g.n, g.k, g.out_h(), g.out_w()}, DType::F32, x.device());
+    if (y.numel())
+        kernels(x).conv2d_bias_relu_forward(x.f32(), weight.f32(), bias.defined() ? bias.f32() : nullptr, y.f32(), g);
+    if (!any_needs_grad({&x, &weight, &bias})) return y;
+    const Tensor y_saved = y.detach();
+    record(y, "conv2d_relu", {x, weight, bias}, [x, weight, y_saved, g](const Tensor& gy, GradSink& sink) {
+        Tensor gx = sink.needs(0) ? Tensor::empty(x.shape(), DType::F32, gy.device()) : Tensor();
+        Tensor gw = sink.needs(1) ? Tensor::empty(weight.shape(), DType::F32, gy.device()) : Tensor();
+        Tensor gb = sink.needs(2) ? Tensor::empty({g.k}, DType::F32, gy.device()) : Tensor();
+        auto data = [](Tensor& t) { return t.defined() ? t.f32() : nullptr; };
+        if (y_saved.numel())
+            kernels(gy).conv2d_relu_backward(x.f32(), weight.f32(), y_saved.f32(), gy.f32(), data(gx), data(gw),
+                                             data(gb), g);
+        else if (gb.defined())
+            kernels(gy).fill(gb.f32(), 0.f, g.k);
+        if (gx.defined()) sink.add(0, std::move(gx));
+        if (gw.defined()) sink.add(1, std::move(gw));
+        if (gb.defined()) sink.add(2, std::move(gb));
     });
     return y;
 }

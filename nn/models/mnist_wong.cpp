@@ -13,7 +13,7 @@ MnistWong::MnistWong(int64_t num_classes, int64_t in_channels, int64_t input_siz
 }
 
 Tensor MnistWong::representation(const Tensor& x) {
-    Tensor h = relu(conv2_->forward(relu(conv1_->forward(x))));
+    Tensor h = conv2_->forward_relu(conv1_->forward_relu(x));
     return relu(fc1_->forward(flatten(h)));
 }
 
