@@ -100,9 +100,10 @@ arm_flags() {  # arm dataset seed [hot start's folder: where a fine-tune starts,
 }
 checkpoints_of() { case $1 in cfa_*|fair_tat_ema) echo last,best_robust,ema_last ;; *) echo last,best_robust ;; esac; }
 # An arm that trains another arm's weights: CFA-AT + EMA is CFA-AT's command but for the average it keeps beside the
-# model, never trained on, so its last model is CFA-AT's (their last and best_robust evaluations agree on every seed).
-# The autoattack phase, which attacks the last model, attacks it once, as the other arm.
-same_weights_as() { case $1 in cfa_at_ema) echo cfa_at ;; esac; }
+# model, never trained on, so its last model is CFA-AT's (their last and best_robust evaluations agree on every seed);
+# FAIR-TAT + EMA likewise is FAIR-TAT's (GTSRB-17 seed 2: the same last.safetensors, byte for byte, and the same
+# AutoAttack record). The autoattack phase, which attacks the last model, attacks it once, as the other arm.
+same_weights_as() { case $1 in cfa_at_ema) echo cfa_at ;; fair_tat_ema) echo fair_tat ;; esac; }
 
 # The pilot: PGD-AT alone, 3 seeds, at the protocol's setting, to check its two criteria (worst class >= 10% PGD-20
 # on average; the last two epochs within one point). Its runs are the study's PGD-AT seeds 0-2 (same folders), so
