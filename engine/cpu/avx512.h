@@ -1,5 +1,5 @@
 // What the hand-written AVX-512 kernels share (bf16_blocked.cpp, maxpool2x2.cpp, ...): the intrinsics, the mask of
-// a loop's last, partial step, and a 16 x 16 transpose. The build assumes no more than x86-64, so each kernel carries its own target
+// a loop's last, partial step, a 16 x 16 transpose and relu's rule. The build assumes no more than x86-64, so each kernel carries its own target
 // attribute and runs only where the CPU says yes.
 #pragma once
 
@@ -44,5 +44,13 @@ __attribute__((target("avx512f"))) inline void transpose16(__m512 rows[16]) {
     }
     for (int j = 0; j < 16; ++j) rows[j] = t[j];
 }
+
+// relu's rule, written once for the kernels that fuse it: where v > 0 or v is NaN, keep (NaN passes, as the relu op
+// passes it), else 0. relu(v) applies it to v; relu_gated(gy, y) to gy by relu's output y, which is relu's gradient
+// read off its output (relu(z) is 0 exactly where z <= 0).
+__attribute__((target("avx512f"))) inline __m512 relu_gated(__m512 gy, __m512 y) {
+    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_NLE_UQ), gy);
+}
+__attribute__((target("avx512f"))) inline __m512 relu(__m512 v) { return relu_gated(v, v); }
 
 }  // namespace cw::avx512

@@ -8,18 +8,13 @@
 
 #include "engine/cpu/avx512.h"
 #include "engine/cpu/cpu_backend.h"
+#include "engine/cpu/scratch.h"
 
 namespace cw::bf16_blocked {
 
 namespace {
 
 #define CW_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
-
-// gy where relu's output y is above 0 or NaN, else 0: relu's gradient (PyTorch's threshold_backward, NaN passing)
-// read off its output, since relu(z) is 0 exactly where z <= 0.
-CW_BF16_TARGET inline __m512 relu_gated(__m512 gy, __m512 y) {
-    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_NLE_UQ), gy);
-}
 
 // One (image, channel block): x points at its first channel's row, out at its [hw][16] output. Gated: each value of
 // x gated by the same place of y (relu_gated), and `sums` (16 floats) gets each channel's sum of the gated values,
@@ -33,7 +28,7 @@ CW_BF16_TARGET void convert_block(const float* x, const float* y, uint16_t* out,
         const __mmask16 mask = avx512::first_lanes(width);
         for (int c = 0; c < 16; ++c) {
             rows[c] = _mm512_maskz_loadu_ps(mask, x + c * hw + p);
-            if constexpr (Gated) rows[c] = relu_gated(rows[c], _mm512_maskz_loadu_ps(mask, y + c * hw + p));
+            if constexpr (Gated) rows[c] = avx512::relu_gated(rows[c], _mm512_maskz_loadu_ps(mask, y + c * hw + p));
         }
         avx512::transpose16(rows);
         for (int64_t j = 0; j < width; ++j) {
@@ -63,12 +58,13 @@ void from_nchw(const float* x, uint16_t* y, int64_t n, int64_t c, int64_t hw) {
 void relu_gated_from_nchw(const float* gy, const float* y, uint16_t* out, int64_t n, int64_t c, int64_t hw,
                           float* channel_sums) {
     const int64_t blocks = c / 16;
-    std::vector<float> per_image(static_cast<size_t>(n * c));
+    thread_local std::vector<float> scratch;  // kept between calls: this runs at every backward step
+    float* per_image = grown(scratch, n * c);
 #pragma omp parallel for collapse(2) schedule(static) if (n * c * hw > kParallelGrain)
     for (int64_t i = 0; i < n; ++i)
         for (int64_t b = 0; b < blocks; ++b) {
             const int64_t at = (i * c + b * 16) * hw;
-            convert_block<true>(gy + at, y + at, out + (i * blocks + b) * hw * 16, hw, &per_image[i * c + b * 16]);
+            convert_block<true>(gy + at, y + at, out + (i * blocks + b) * hw * 16, hw, per_image + i * c + b * 16);
         }
     if (!channel_sums) return;
     for (int64_t ch = 0; ch < c; ++ch) {  // the images in order, in double: the same bits on any thread count

@@ -23,8 +23,7 @@ CW_AVX512F_TARGET void convert_block(const float* in, __m512 bias, float* out, i
                 rows[j] = zero;
                 continue;
             }
-            const __m512 v = _mm512_add_ps(_mm512_loadu_ps(in + (p + j) * 16), bias);
-            rows[j] = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, zero, _CMP_NLE_UQ), v);  // v <= 0 ? 0 : v
+            rows[j] = avx512::relu(_mm512_add_ps(_mm512_loadu_ps(in + (p + j) * 16), bias));
         }
         avx512::transpose16(rows);
         const __mmask16 mask = avx512::first_lanes(width);

@@ -202,9 +202,8 @@ bool output_takes_bias_relu(const Plan& plan) {
            blocked_bias_relu::supported(dims[1]);
 }
 
-void run(const ConvGeometry& g, Direction d, Precision p, const float* a, const float* b, float* out,
+void run(const std::shared_ptr<const Plan>& plan, const float* a, const float* b, float* out,
          const Options& options = {}) {
-    const std::shared_ptr<const Plan> plan = plan_for(g, d, p);
     dnnl::engine& eng = cpu_engine();
     dnnl::stream& stream = thread_stream();
     // Every buffer first: a later grow would move one a memory object already points at.
@@ -260,15 +259,16 @@ void run(const ConvGeometry& g, Direction d, Precision p, const float* a, const 
 }  // namespace
 
 void forward(const float* x, const float* w, float* y, const ConvGeometry& g, Precision p) {
-    run(g, Direction::Forward, p, x, w, y);
+    run(plan_for(g, Direction::Forward, p), x, w, y);
 }
 
 bool forward_bias_relu(const float* x, const float* w, const float* bias, float* y, const ConvGeometry& g,
                        Precision p) {
-    if (!output_takes_bias_relu(*plan_for(g, Direction::Forward, p))) return false;
+    const std::shared_ptr<const Plan> plan = plan_for(g, Direction::Forward, p);
+    if (!output_takes_bias_relu(*plan)) return false;
     Options fused;
     fused.bias_relu = true, fused.bias = bias;
-    run(g, Direction::Forward, p, x, w, y, fused);
+    run(plan, x, w, y, fused);
     return true;
 }
 
@@ -289,26 +289,26 @@ bool relu_backward_bf16(const float* x, const float* w, const float* y, const fl
     if (gx) {
         Options converted;
         converted.a_blocked = gated;
-        run(g, Direction::BackwardData, Precision::Bf16, gy, w, gx, converted);
+        run(data, gy, w, gx, converted);
     }
     if (gw) {
         Options converted;
         converted.b_blocked = gated;
-        run(g, Direction::BackwardWeights, Precision::Bf16, x, gy, gw, converted);
+        run(weights, x, gy, gw, converted);
     }
     return true;
 }
 
 void backward_data(const float* gy, const float* w, float* gx, const ConvGeometry& g, Precision p) {
-    run(g, Direction::BackwardData, p, gy, w, gx);
+    run(plan_for(g, Direction::BackwardData, p), gy, w, gx);
 }
 
 void backward_weights(const float* x, const float* gy, float* gw, const ConvGeometry& g, bool accumulate,
                       Precision p) {
-    if (!accumulate) return run(g, Direction::BackwardWeights, p, x, gy, gw);
+    if (!accumulate) return run(plan_for(g, Direction::BackwardWeights, p), x, gy, gw);
     const int64_t n = g.k * g.c * g.r * g.s;
     float* fresh = static_cast<float*>(thread_buffer(kSlotAccumulate, sizeof(float) * size_t(n)));
-    run(g, Direction::BackwardWeights, p, x, gy, fresh);
+    run(plan_for(g, Direction::BackwardWeights, p), x, gy, fresh);
     for (int64_t i = 0; i < n; ++i) gw[i] += fresh[i];
 }
 

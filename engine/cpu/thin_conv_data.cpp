@@ -52,10 +52,7 @@ CW_AVX512_TARGET void copy_plane(const float* gy_k, const float* relu_k, int64_t
         for (int64_t i = 0; i < ow_n; i += 16) {
             const __mmask16 m = avx512::first_lanes(ow_n - i);
             __m512 v = _mm512_maskz_loadu_ps(m, from + i);
-            if (relu_k) {
-                const __m512 y = _mm512_maskz_loadu_ps(m, relu_k + oh * ow_n + i);
-                v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_NLE_UQ), v);
-            }
+            if (relu_k) v = avx512::relu_gated(v, _mm512_maskz_loadu_ps(m, relu_k + oh * ow_n + i));
             if constexpr (Bf16) v = rounded_to_bf16(v);
             _mm512_mask_storeu_ps(to + i, m, v);
         }
