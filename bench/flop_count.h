@@ -28,6 +28,10 @@ inline double gemm_macs(const cw::TapeRecorder::Entry& e) {
         const cw::Shape &w = e.input_shapes.at(1), &y = e.output_shape;
         return dim(y, 0) * dim(y, 1) * dim(y, 2) * dim(y, 3) * dim(w, 1) * dim(w, 2) * dim(w, 3);
     }
+    if (e.op == "conv2d_relu_maxpool") {  // y [N, K, P/2, Q/2]: the op requires P and Q even, so they are exact
+        const cw::Shape &w = e.input_shapes.at(1), &y = e.output_shape;
+        return dim(y, 0) * dim(y, 1) * (2 * dim(y, 2)) * (2 * dim(y, 3)) * dim(w, 1) * dim(w, 2) * dim(w, 3);
+    }
     if (e.op == "linear") {  // x [n, in], w [out, in]
         const cw::Shape &x = e.input_shapes.at(0), &w = e.input_shapes.at(1);
         return dim(x, 0) * dim(x, 1) * dim(w, 0);

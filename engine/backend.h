@@ -153,6 +153,13 @@ public:
         if (gx) conv2d_backward_data(gy, w, gx, g);
         if (gw) conv2d_backward_filter(x, gy, gw, g, false);
     }
+    // A float buffer of this backend's memory for the defaults below, freed however the function holding it returns.
+    struct ScopedBuffer {
+        Backend& owner;
+        size_t bytes;
+        float* p = static_cast<float*>(owner.allocate(bytes));
+        ~ScopedBuffer() { owner.deallocate(p, bytes); }
+    };
     // The conv2d_relu op: y = relu(conv(x, w) + bias), bias null for none. Backends override it where the steps
     // share passes (the CPU brings oneDNN's output back with the bias and relu applied); the default runs them one
     // by one. (Defined here, not in a .cpp: the CUDA plugin links none of the library.)
@@ -165,23 +172,34 @@ public:
     }
     // Its gradients, from relu's output y and incoming gradient gy: relu's gradient (gy where y > 0 or NaN, else 0:
     // relu(z) is 0 exactly where z <= 0) through the convolution into gx and gw and summed into gbias, each written
-    // (not added to) and each may be null. The default gates into a buffer of its own, then runs the convolution's
-    // backward and the bias sum.
+    // (not added to) and each may be null. y null: gy is relu's gradient already (conv2d_relu_maxpool gates it
+    // before the pool's scatter). The default gates into a buffer of its own, then runs the convolution's backward
+    // and the bias sum.
     virtual void conv2d_relu_backward(const float* x, const float* w, const float* y, const float* gy, float* gx,
                                       float* gw, float* gbias, const ConvGeometry& g) {
         const AxisView channels{g.n, g.k, g.out_h() * g.out_w()};
+        if (!y) {
+            conv2d_backward(x, w, gy, gx, gw, g);
+            if (gbias) channel_sum(gy, gbias, channels, false);
+            return;
+        }
         const int64_t n = channels.outer * channels.dim * channels.inner;
-        struct Buffer {  // freed however this returns
-            Backend& owner;
-            size_t bytes;
-            float* p = static_cast<float*>(owner.allocate(bytes));
-            ~Buffer() { owner.deallocate(p, bytes); }
-        } gated{*this, sizeof(float) * static_cast<size_t>(n)};
+        const ScopedBuffer gated{*this, sizeof(float) * static_cast<size_t>(n)};
         // relu's backward reads the sign of its input; its output has the same pattern (0 where the input was
         // <= 0, NaN where it was NaN, the input itself elsewhere).
         unary_backward(UnaryOp::Relu, y, y, gy, gated.p, n, 0.f, 0.f);
         conv2d_backward(x, w, gated.p, gx, gw, g);
         if (gbias) channel_sum(gated.p, gbias, channels, false);
+    }
+
+    // The conv2d_relu_maxpool op: y = the 2x2, stride-2 max-pool of relu(conv(x, w) + bias), with the pool's
+    // argmax (as maxpool2d_forward writes it); the convolution's output height and width are even. The default
+    // runs conv2d_bias_relu_forward into a buffer of its own, then the pool.
+    virtual void conv2d_bias_relu_maxpool_forward(const float* x, const float* w, const float* bias, float* y,
+                                                  int32_t* argmax, const ConvGeometry& g) {
+        const ScopedBuffer full{*this, sizeof(float) * static_cast<size_t>(g.n * g.k * g.out_h() * g.out_w())};
+        conv2d_bias_relu_forward(x, w, bias, full.p, g);
+        maxpool2d_forward(full.p, y, argmax, PoolGeometry{g.n, g.k, g.out_h(), g.out_w(), 2, 2, 0});
     }
 
     // pooling

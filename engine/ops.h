@@ -94,6 +94,10 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, in
 // relu(conv2d(x, weight, bias)), the same values and gradients, fewer passes over the output (engine/ops/conv.cpp).
 Tensor conv2d_relu(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, int64_t stride = 1,
                    int64_t padding = 0);
+// max_pool2d(relu(conv2d(x, weight, bias)), 2), the same values and gradients, the full-size output never written
+// (engine/ops/conv.cpp). The convolution's output height and width must be even.
+Tensor conv2d_relu_maxpool(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, int64_t stride = 1,
+                           int64_t padding = 0);
 Tensor max_pool2d(const Tensor& x, int64_t kernel, int64_t stride = -1, int64_t padding = 0);  // stride -1 = kernel
 Tensor avg_pool2d(const Tensor& x, int64_t kernel, int64_t stride = -1, int64_t padding = 0);
 Tensor global_avg_pool2d(const Tensor& x);                                         // [N,C,H,W] -> [N,C]

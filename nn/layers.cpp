@@ -31,6 +31,14 @@ Tensor Conv2d::forward_relu(const Tensor& x) {
     return conv2d_relu(x, weight, bias ? *bias : Tensor(), stride, padding);
 }
 
+Tensor Conv2d::forward_relu_maxpool(const Tensor& x) {
+    const int64_t kernel = weight.size(2), out_h = x.ndim() == 4 ? (x.size(2) + 2 * padding - kernel) / stride + 1 : 0,
+                  out_w = x.ndim() == 4 ? (x.size(3) + 2 * padding - weight.size(3)) / stride + 1 : 0;
+    if (out_h > 0 && out_w > 0 && out_h % 2 == 0 && out_w % 2 == 0)
+        return conv2d_relu_maxpool(x, weight, bias ? *bias : Tensor(), stride, padding);
+    return max_pool2d(forward_relu(x), 2);  // odd sizes (and bad input, for conv2d_relu's own message)
+}
+
 Linear::Linear(int64_t in, int64_t out, bool with_bias, Rng& rng)
     : Module("Linear"), weight(register_parameter("weight", uniform({out, in}, 1.f / std::sqrt(static_cast<float>(in)), rng))) {
     if (with_bias) bias = &register_parameter("bias", uniform({out}, 1.f / std::sqrt(static_cast<float>(in)), rng));
@@ -105,7 +113,13 @@ Tensor Sequential::forward(const Tensor& x) {
     for (size_t i = 0; i < layers_.size(); ++i) {
         auto* conv = dynamic_cast<Conv2d*>(layers_[i].get());
         const bool relu_next = i + 1 < layers_.size() && typeid(*layers_[i + 1]) == typeid(ReLU);
-        if (conv && relu_next) {
+        const auto* pool = i + 2 < layers_.size() ? dynamic_cast<MaxPool2d*>(layers_[i + 2].get()) : nullptr;
+        const bool pool_after = pool && pool->kernel == 2 && (pool->stride == 2 || pool->stride == -1) &&
+                                pool->padding == 0;
+        if (conv && relu_next && pool_after) {
+            h = conv->forward_relu_maxpool(h);
+            i += 2;
+        } else if (conv && relu_next) {
             h = conv->forward_relu(h);
             ++i;
         } else {

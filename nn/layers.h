@@ -16,6 +16,9 @@ public:
     Tensor forward(const Tensor& x) override;
     // relu(forward(x)) as one op (conv2d_relu): what Sequential runs for a Conv2d followed by a ReLU.
     Tensor forward_relu(const Tensor& x);
+    // max_pool2d(relu(forward(x)), 2) as one op (conv2d_relu_maxpool) where the convolution's output has even
+    // height and width, else as conv2d_relu and max_pool2d: what Sequential runs for Conv2d, ReLU, MaxPool2d(2).
+    Tensor forward_relu_maxpool(const Tensor& x);
     Tensor& weight;
     Tensor* bias = nullptr;
     const int64_t stride, padding;
@@ -105,7 +108,8 @@ private:
 
 // Children are named "0", "1", ... like torch.nn.Sequential, or given names like
 // torch.nn.Sequential(OrderedDict(...)) (TRADES' SmallCNN: "feature_extractor.conv1").
-// A Conv2d directly followed by a ReLU runs as one conv2d_relu op: the same values and gradients, fewer passes.
+// A Conv2d directly followed by a ReLU runs as one conv2d_relu op, and by a ReLU and a 2x2 stride-2 MaxPool2d as
+// one conv2d_relu_maxpool op: the same values and gradients, fewer passes.
 class Sequential : public Module {
 public:
     Sequential() : Module("Sequential") {}

@@ -20,6 +20,7 @@
 #include "engine/autograd.h"
 #include "engine/cpu/cpu_backend.h"
 #include "nn/layers.h"
+#include "tests/conv_settings.h"
 #include "tests/skip.h"
 #include "tests/test_util.h"
 
@@ -27,37 +28,6 @@ using namespace cw;
 using namespace cw_test;
 
 namespace {
-
-// Restores the backend's policy and thread count when a test ends, however it ends.
-struct Setting {
-    ConvPolicy saved = cpu_backend().conv_policy();
-    int threads = cpu_threads();
-    explicit Setting(ConvPolicy p) { cpu_backend().set_conv_policy(p); }
-    ~Setting() {
-        cpu_backend().set_conv_policy(saved);
-        set_cpu_threads(threads);
-    }
-};
-
-struct Shape4 {
-    int64_t n, c, h, w, k, r, stride, pad;
-};
-
-std::string describe(const Shape4& s, bool bias) {
-    return "N" + std::to_string(s.n) + " C" + std::to_string(s.c) + " " + std::to_string(s.h) + "x" +
-           std::to_string(s.w) + " K" + std::to_string(s.k) + " R" + std::to_string(s.r) + " stride " +
-           std::to_string(s.stride) + " pad " + std::to_string(s.pad) + (bias ? " bias" : " no bias");
-}
-
-// Equal values, or both NaN. (== also takes -0 for 0: a relu may write either.)
-bool same(float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); }
-
-int64_t differing(const std::vector<float>& a, const std::vector<float>& b) {
-    REQUIRE(a.size() == b.size());
-    int64_t n = 0;
-    for (size_t i = 0; i < a.size(); ++i) n += !same(a[i], b[i]);
-    return n;
-}
 
 struct Result {
     std::vector<float> y, gx, gw, gb;
@@ -83,10 +53,7 @@ const std::vector<Shape4> kShapes = {
 }  // namespace
 
 TEST_CASE("conv2d_relu equals relu(conv2d) under every CPU convolution setting", "[conv][ops]") {
-    std::vector<std::pair<std::string, ConvPolicy>> settings = {
-        {"native fp32", {ConvPath::Native, ConvPrecision::Fp32}}, {"oneDNN fp32", {ConvPath::OneDnn, ConvPrecision::Fp32}}};
-    const bool bf16 = onednn_conv::cpu_has_bf16();
-    if (bf16) settings.push_back({"bf16", {ConvPath::OneDnn, ConvPrecision::Bf16}});
+    const auto settings = cpu_conv_settings();
     uint64_t seed = 31;
     for (const auto& [name, policy] : settings) {
         Setting setting(policy);
@@ -138,11 +105,9 @@ TEST_CASE("conv2d_relu equals relu(conv2d) under every CPU convolution setting",
 }
 
 TEST_CASE("conv2d_relu passes NaN as relu does: in its values and its gradient", "[conv][ops]") {
-    std::vector<ConvPolicy> settings = {{ConvPath::Native, ConvPrecision::Fp32}, {ConvPath::OneDnn, ConvPrecision::Fp32}};
-    if (onednn_conv::cpu_has_bf16()) settings.push_back({ConvPath::OneDnn, ConvPrecision::Bf16});
     for (const Shape4& s : {kShapes[0], kShapes[1]})
-        for (const ConvPolicy& policy : settings) {
-            INFO(describe(s, true) << ", precision " << int(policy.precision) << ", path " << int(policy.path));
+        for (const auto& [name, policy] : cpu_conv_settings()) {
+            INFO(describe(s, true) << ", " << name);
             Setting setting(policy);
             std::vector<float> xv = randn({s.n, s.c, s.h, s.w}, 5, 1.f, false).to_vector();
             xv[size_t(s.h * s.w + 3 * s.w + 4)] = std::nanf("");  // image 0, channel 1 (or image 1), row 3, column 4
@@ -163,14 +128,14 @@ TEST_CASE("conv2d_relu passes NaN as relu does: in its values and its gradient",
 TEST_CASE("Sequential runs a Conv2d followed by a ReLU as conv2d_relu, with the same outputs", "[conv][nn]") {
     Rng rng(3);
     auto conv = std::make_shared<nn::Conv2d>(2, 16, 3, 1, 1, true, rng);
-    nn::Sequential net;
-    net.add("conv", conv).add("relu", std::make_shared<nn::ReLU>()).add("pool", std::make_shared<nn::MaxPool2d>(2));
+    nn::Sequential net;  // a pool other than 2x2 at stride 2 stays its own op (test_conv_relu_maxpool.cpp)
+    net.add("conv", conv).add("relu", std::make_shared<nn::ReLU>()).add("pool", std::make_shared<nn::MaxPool2d>(2, 1));
     Tensor x = randn({3, 2, 8, 8}, 4, 1.f, false).set_requires_grad(true);
     TapeRecorder tape;
     Tensor y = net.forward(x);
     std::vector<std::string> ops;
     for (const auto& e : tape.entries()) ops.push_back(e.op);
     CHECK(ops == std::vector<std::string>{"conv2d_relu", "max_pool2d"});
-    const Tensor steps = max_pool2d(relu(conv2d(x.detach(), conv->weight.detach(), conv->bias->detach(), 1, 1)), 2);
+    const Tensor steps = max_pool2d(relu(conv2d(x.detach(), conv->weight.detach(), conv->bias->detach(), 1, 1)), 2, 1);
     CHECK(differing(y.to_vector(), steps.to_vector()) == 0);
 }

@@ -546,17 +546,28 @@ TEST_CASE("GPU parity: conv2d forward and backward (TF32 off)", "[cuda]") {
         Tensor x = randn({cs.n, cs.c, cs.h, cs.w}, ++seed);
         Tensor w = randn({cs.k, cs.c, cs.r, cs.r}, ++seed, 1.f / std::sqrt(static_cast<float>(cs.c * cs.r * cs.r)));
         const int64_t stride = cs.stride, pad = cs.pad;
+        // conv2d_relu_maxpool where the 2x2 windows tile the convolution's output
+        const bool even_output = ((cs.h + 2 * pad - cs.r) / stride + 1) % 2 == 0 &&
+                                 ((cs.w + 2 * pad - cs.r) / stride + 1) % 2 == 0;
         if (cs.bias) {
             Tensor b = randn({cs.k}, ++seed);
             check_parity("conv2d " + tag, {x, w, b},
                          [=](const auto& t) { return conv2d(t[0], t[1], t[2], stride, pad); }, 1e-4, 1e-4);
             check_parity("conv2d_relu " + tag, {x, w, b},
                          [=](const auto& t) { return conv2d_relu(t[0], t[1], t[2], stride, pad); }, 1e-4, 1e-4);
+            if (even_output)
+                check_parity("conv2d_relu_maxpool " + tag, {x, w, b},
+                             [=](const auto& t) { return conv2d_relu_maxpool(t[0], t[1], t[2], stride, pad); }, 1e-4,
+                             1e-4);
         } else {
             check_parity("conv2d " + tag, {x, w}, [=](const auto& t) { return conv2d(t[0], t[1], {}, stride, pad); },
                          1e-4, 1e-4);
             check_parity("conv2d_relu " + tag, {x, w},
                          [=](const auto& t) { return conv2d_relu(t[0], t[1], {}, stride, pad); }, 1e-4, 1e-4);
+            if (even_output)
+                check_parity("conv2d_relu_maxpool " + tag, {x, w},
+                             [=](const auto& t) { return conv2d_relu_maxpool(t[0], t[1], {}, stride, pad); }, 1e-4,
+                             1e-4);
         }
     }
     // Input gradient only (the PGD path): the filter gradient must not be needed.

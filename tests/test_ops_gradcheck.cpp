@@ -200,6 +200,42 @@ TEST_CASE("gradcheck: conv2d_relu (stride, padding, bias)", "[gradcheck][ops]") 
     }
 }
 
+// conv2d_relu_maxpool's inputs are drawn until no pre-activation lies within 0.05 of relu's kink and, in every 2x2
+// window whose maximum is positive, the maximum leads the rest by more than 0.05 (finite differences would otherwise
+// straddle a change of the pool's choice).
+TEST_CASE("gradcheck: conv2d_relu_maxpool (stride, padding, bias)", "[gradcheck][ops]") {
+    struct Case { Shape x, w; int64_t stride, pad; bool bias; };
+    const std::vector<Case> cases = {{{2, 2, 5, 5}, {3, 2, 2, 2}, 1, 0, true},    // 4x4 -> 2x2
+                                     {{1, 3, 7, 7}, {2, 3, 3, 3}, 2, 1, false},   // 4x4 -> 2x2
+                                     {{2, 1, 4, 6}, {2, 1, 3, 3}, 1, 1, true}};   // a first layer, 4x6 -> 2x3
+    uint64_t seed = 950;
+    for (const auto& c : cases) {
+        Tensor x, w, b;
+        bool separated = false;
+        for (int tries = 0; tries < 2000 && !separated; ++tries) {
+            x = randn(c.x, seed++), w = randn(c.w, seed++, 0.5f), b = randn({c.w[0]}, seed++);
+            const Tensor zt = conv2d(x.detach(), w.detach(), c.bias ? b.detach() : Tensor(), c.stride, c.pad);
+            const auto z = zt.to_vector();
+            const int64_t planes = zt.size(0) * zt.size(1), h = zt.size(2), wd = zt.size(3);
+            separated = std::all_of(z.begin(), z.end(), [](float v) { return std::fabs(v) > 0.05f; });
+            for (int64_t pl = 0; pl < planes && separated; ++pl)
+                for (int64_t i = 0; i + 1 < h && separated; i += 2)
+                    for (int64_t j = 0; j + 1 < wd && separated; j += 2) {
+                        const float* at = z.data() + pl * h * wd + i * wd + j;
+                        std::vector<float> win = {at[0], at[1], at[wd], at[wd + 1]};
+                        std::sort(win.begin(), win.end());
+                        separated = win[3] <= 0 || win[3] - win[2] > 0.05f;
+                    }
+        }
+        REQUIRE(separated);
+        const int64_t s = c.stride, p = c.pad;
+        if (c.bias)
+            require_gradcheck([s, p](In t) { return conv2d_relu_maxpool(t[0], t[1], t[2], s, p); }, {x, w, b});
+        else
+            require_gradcheck([s, p](In t) { return conv2d_relu_maxpool(t[0], t[1], {}, s, p); }, {x, w});
+    }
+}
+
 TEST_CASE("gradcheck: batch_norm_relu (train and eval)", "[gradcheck][ops]") {
     auto gamma = rand_away_from_zero({3}, 81, 0.5f);  // both signs: the ReLU keeps either side of the mean
     auto beta = Tensor::zeros({3}).set_requires_grad(true);

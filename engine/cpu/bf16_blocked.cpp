@@ -17,9 +17,9 @@ namespace {
 #define CW_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 
 // One (image, channel block): x points at its first channel's row, out at its [hw][16] output. Gated: each value of
-// x gated by the same place of y (relu_gated), and `sums` (16 floats) gets each channel's sum of the gated values,
-// added in pixel order.
-template <bool Gated>
+// x gated by the same place of y (relu_gated). Summed: `sums` (16 floats) gets each channel's sum of the (gated)
+// values, added in pixel order.
+template <bool Gated, bool Summed>
 CW_BF16_TARGET void convert_block(const float* x, const float* y, uint16_t* out, int64_t hw, float* sums) {
     __m512 rows[16];
     __m512 total = _mm512_setzero_ps();
@@ -33,10 +33,10 @@ CW_BF16_TARGET void convert_block(const float* x, const float* y, uint16_t* out,
         avx512::transpose16(rows);
         for (int64_t j = 0; j < width; ++j) {
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (p + j) * 16), (__m256i)_mm512_cvtneps_pbh(rows[j]));
-            if constexpr (Gated) total = _mm512_add_ps(total, rows[j]);
+            if constexpr (Summed) total = _mm512_add_ps(total, rows[j]);
         }
     }
-    if constexpr (Gated) _mm512_storeu_ps(sums, total);
+    if constexpr (Summed) _mm512_storeu_ps(sums, total);
 }
 
 }  // namespace
@@ -52,7 +52,7 @@ void from_nchw(const float* x, uint16_t* y, int64_t n, int64_t c, int64_t hw) {
 #pragma omp parallel for collapse(2) schedule(static) if (n * c * hw > kParallelGrain)
     for (int64_t i = 0; i < n; ++i)
         for (int64_t b = 0; b < blocks; ++b)
-            convert_block<false>(x + (i * c + b * 16) * hw, nullptr, y + (i * blocks + b) * hw * 16, hw, nullptr);
+            convert_block<false, false>(x + (i * c + b * 16) * hw, nullptr, y + (i * blocks + b) * hw * 16, hw, nullptr);
 }
 
 void relu_gated_from_nchw(const float* gy, const float* y, uint16_t* out, int64_t n, int64_t c, int64_t hw,
@@ -64,7 +64,10 @@ void relu_gated_from_nchw(const float* gy, const float* y, uint16_t* out, int64_
     for (int64_t i = 0; i < n; ++i)
         for (int64_t b = 0; b < blocks; ++b) {
             const int64_t at = (i * c + b * 16) * hw;
-            convert_block<true>(gy + at, y + at, out + (i * blocks + b) * hw * 16, hw, per_image + i * c + b * 16);
+            if (y)
+                convert_block<true, true>(gy + at, y + at, out + (i * blocks + b) * hw * 16, hw, per_image + i * c + b * 16);
+            else
+                convert_block<false, true>(gy + at, nullptr, out + (i * blocks + b) * hw * 16, hw, per_image + i * c + b * 16);
         }
     if (!channel_sums) return;
     for (int64_t ch = 0; ch < c; ++ch) {  // the images in order, in double: the same bits on any thread count

@@ -20,7 +20,8 @@ void from_nchw(const float* x, uint16_t* y, int64_t n, int64_t c, int64_t hw);
 // output y ([n, c, hw] fp32) is above 0 or NaN, else 0 (relu's gradient with NaN passing, as the relu op computes
 // it from its input). With channel_sums (not null), each channel's sum of those gated fp32 values over the batch
 // (a bias's gradient): each image's in float, pixel by pixel, the images added in double in order, so the result
-// does not depend on the thread count. Requires supported(c).
+// does not depend on the thread count. y null: gy is taken as it is (already gated), with the same sums. Requires
+// supported(c).
 void relu_gated_from_nchw(const float* gy, const float* y, uint16_t* out, int64_t n, int64_t c, int64_t hw,
                           float* channel_sums);
 

@@ -31,6 +31,42 @@ CW_AVX512F_TARGET void convert_block(const float* in, __m512 bias, float* out, i
     }
 }
 
+// One (image, channel block) pooled: in at its [h][w][16] values, out and argmax at its first channel's pooled plane.
+// Each pooled pixel's 16 channels are one register: the window's four pixels, bias and relu applied, compared in
+// the pool's order, then 16 pooled pixels at a time are transposed into channel rows (the argmax as raw bits).
+CW_AVX512F_TARGET void pool_block(const float* in, __m512 bias, float* out, int32_t* argmax, int64_t h, int64_t w) {
+    const int64_t pw = w / 2, pooled = (h / 2) * pw;
+    __m512 rows[16], at_rows[16];
+    for (int64_t q = 0; q < pooled; q += 16) {
+        const int64_t width = pooled - q < 16 ? pooled - q : 16;
+        for (int64_t j = 0; j < 16; ++j) {
+            if (j >= width) {
+                rows[j] = at_rows[j] = _mm512_setzero_ps();
+                continue;
+            }
+            const int64_t first = 2 * ((q + j) / pw) * w + 2 * ((q + j) % pw);  // the window's top-left pixel
+            const int64_t place[4] = {first, first + 1, first + w, first + w + 1};
+            __m512 best = avx512::relu(_mm512_add_ps(_mm512_loadu_ps(in + place[0] * 16), bias));
+            __m512i at = _mm512_set1_epi32(static_cast<int32_t>(place[0]));
+            for (int k = 1; k < 4; ++k) {
+                const __m512 v = avx512::relu(_mm512_add_ps(_mm512_loadu_ps(in + place[k] * 16), bias));
+                const __mmask16 take = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+                best = _mm512_mask_blend_ps(take, best, v);
+                at = _mm512_mask_blend_epi32(take, at, _mm512_set1_epi32(static_cast<int32_t>(place[k])));
+            }
+            rows[j] = best;
+            at_rows[j] = _mm512_castsi512_ps(at);
+        }
+        avx512::transpose16(rows);
+        avx512::transpose16(at_rows);
+        const __mmask16 mask = avx512::first_lanes(width);
+        for (int c = 0; c < 16; ++c) {
+            _mm512_mask_storeu_ps(out + c * pooled + q, mask, rows[c]);
+            _mm512_mask_storeu_epi32(argmax + c * pooled + q, mask, _mm512_castps_si512(at_rows[c]));
+        }
+    }
+}
+
 CW_AVX512F_TARGET void convert(const float* blocked, const float* bias, float* y, int64_t n, int64_t c, int64_t hw) {
     const int64_t blocks = c / 16;
 #pragma omp parallel for collapse(2) schedule(static) if (n * c * hw > kParallelGrain)
@@ -38,6 +74,18 @@ CW_AVX512F_TARGET void convert(const float* blocked, const float* bias, float* y
         for (int64_t b = 0; b < blocks; ++b)
             convert_block(blocked + (i * blocks + b) * hw * 16,
                           bias ? _mm512_loadu_ps(bias + b * 16) : _mm512_setzero_ps(), y + (i * c + b * 16) * hw, hw);
+}
+
+CW_AVX512F_TARGET void convert_pooled(const float* blocked, const float* bias, float* y, int32_t* argmax, int64_t n,
+                                      int64_t c, int64_t h, int64_t w) {
+    const int64_t blocks = c / 16, pooled = (h / 2) * (w / 2);
+#pragma omp parallel for collapse(2) schedule(static) if (n * c * h * w > kParallelGrain)
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t b = 0; b < blocks; ++b) {
+            const int64_t at = (i * c + b * 16) * pooled;
+            pool_block(blocked + (i * blocks + b) * h * w * 16,
+                       bias ? _mm512_loadu_ps(bias + b * 16) : _mm512_setzero_ps(), y + at, argmax + at, h, w);
+        }
 }
 
 }  // namespace
@@ -49,6 +97,11 @@ bool supported(int64_t channels) {
 
 void to_nchw(const float* blocked, const float* bias, float* y, int64_t n, int64_t c, int64_t hw) {
     convert(blocked, bias, y, n, c, hw);
+}
+
+void to_nchw_maxpool(const float* blocked, const float* bias, float* y, int32_t* argmax, int64_t n, int64_t c,
+                     int64_t h, int64_t w) {
+    convert_pooled(blocked, bias, y, argmax, n, c, h, w);
 }
 
 }  // namespace cw::blocked_bias_relu

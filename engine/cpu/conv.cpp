@@ -232,6 +232,15 @@ void CpuBackend::conv2d_bias_relu_forward(const float* x, const float* w, const 
     Backend::conv2d_bias_relu_forward(x, w, bias, y, g);
 }
 
+// conv2d_relu_maxpool: the same output kernel also takes the pool, so the full-size output is never written.
+void CpuBackend::conv2d_bias_relu_maxpool_forward(const float* x, const float* w, const float* bias, float* y,
+                                                  int32_t* argmax, const ConvGeometry& g) {
+    if (uses_onednn(g) &&
+        onednn_conv::forward_bias_relu_maxpool(x, w, bias, y, argmax, g, conv_policy_.precision))
+        return;
+    Backend::conv2d_bias_relu_maxpool_forward(x, w, bias, y, argmax, g);
+}
+
 void CpuBackend::conv2d_relu_backward(const float* x, const float* w, const float* y, const float* gy, float* gx,
                                       float* gw, float* gbias, const ConvGeometry& g) {
     if (gx && thin_conv_data::applies(g)) {

@@ -193,6 +193,7 @@ struct Options {
     const uint16_t* b_blocked = nullptr;  // b, likewise
     bool bias_relu = false;               // the output brought back by blocked_bias_relu, adding `bias` (or none)
     const float* bias = nullptr;
+    int32_t* pool_argmax = nullptr;       // with bias_relu: max-pooled 2x2 on the way, `out` and this pooled
 };
 
 // Whether the plan's output comes back through blocked_bias_relu: an fp32 nChw16c output the kernel takes.
@@ -247,8 +248,12 @@ void run(const std::shared_ptr<const Plan>& plan, const float* a, const float* b
     if (options.bias_relu) {
         const memory::dims dims = plan->user_out.dims();
         const auto start = std::chrono::steady_clock::now();
-        blocked_bias_relu::to_nchw(static_cast<const float*>(buf_out), options.bias, out, dims[0], dims[1],
-                                   dims[2] * dims[3]);
+        if (options.pool_argmax)
+            blocked_bias_relu::to_nchw_maxpool(static_cast<const float*>(buf_out), options.bias, out,
+                                               options.pool_argmax, dims[0], dims[1], dims[2], dims[3]);
+        else
+            blocked_bias_relu::to_nchw(static_cast<const float*>(buf_out), options.bias, out, dims[0], dims[1],
+                                       dims[2] * dims[3]);
         const auto took = std::chrono::steady_clock::now() - start;
         reorder_time.add(took), output_reorder_time.add(took);
     } else if (plan->from_out) {
@@ -268,6 +273,16 @@ bool forward_bias_relu(const float* x, const float* w, const float* bias, float*
     if (!output_takes_bias_relu(*plan)) return false;
     Options fused;
     fused.bias_relu = true, fused.bias = bias;
+    run(plan, x, w, y, fused);
+    return true;
+}
+
+bool forward_bias_relu_maxpool(const float* x, const float* w, const float* bias, float* y, int32_t* argmax,
+                               const ConvGeometry& g, Precision p) {
+    const std::shared_ptr<const Plan> plan = plan_for(g, Direction::Forward, p);
+    if (!output_takes_bias_relu(*plan)) return false;
+    Options fused;
+    fused.bias_relu = true, fused.bias = bias, fused.pool_argmax = argmax;
     run(plan, x, w, y, fused);
     return true;
 }

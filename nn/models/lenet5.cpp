@@ -14,8 +14,8 @@ LeNet5::LeNet5(int64_t num_classes, int64_t in_channels, int64_t input_size) : C
 }
 
 Tensor LeNet5::representation(const Tensor& x) {
-    Tensor h = max_pool2d(conv1_->forward_relu(x), 2);
-    h = max_pool2d(conv2_->forward_relu(h), 2);
+    Tensor h = conv1_->forward_relu_maxpool(x);
+    h = conv2_->forward_relu_maxpool(h);
     h = relu(fc1_->forward(flatten(h)));
     return relu(fc2_->forward(h));
 }
