@@ -201,6 +201,21 @@ public:
         conv2d_bias_relu_forward(x, w, bias, full.p, g);
         maxpool2d_forward(full.p, y, argmax, PoolGeometry{g.n, g.k, g.out_h(), g.out_w(), 2, 2, 0});
     }
+    // Its gradients (gx, gw, gbias as conv2d_relu_backward's) from the pooled output y, its argmax and the pooled
+    // incoming gradient gy. The default gates gy at y (relu's output where each window took its value), scatters it
+    // as the pool's backward does, so the full-size gradient is relu's gradient already, and runs
+    // conv2d_relu_backward on it with y null: the arithmetic of conv2d_relu followed by max_pool2d, in their order.
+    virtual void conv2d_relu_maxpool_backward(const float* x, const float* w, const float* y, const int32_t* argmax,
+                                              const float* gy, float* gx, float* gw, float* gbias,
+                                              const ConvGeometry& g) {
+        const PoolGeometry pool{g.n, g.k, g.out_h(), g.out_w(), 2, 2, 0};
+        const int64_t pooled = g.n * g.k * pool.out_h() * pool.out_w();
+        const ScopedBuffer gated{*this, sizeof(float) * static_cast<size_t>(pooled)},
+            full{*this, sizeof(float) * static_cast<size_t>(g.n * g.k * g.out_h() * g.out_w())};
+        unary_backward(UnaryOp::Relu, y, y, gy, gated.p, pooled, 0.f, 0.f);
+        maxpool2d_backward(gated.p, argmax, full.p, pool);
+        conv2d_relu_backward(x, w, nullptr, full.p, gx, gw, gbias, g);
+    }
 
     // pooling
     virtual void maxpool2d_forward(const float* x, float* y, int32_t* argmax, const PoolGeometry& g) = 0;

@@ -120,25 +120,30 @@ TEST_CASE("conv2d_relu_maxpool equals max_pool2d(relu(conv2d), 2) bit for bit un
 }
 
 TEST_CASE("conv2d_relu_maxpool sends each window's gradient to the place the pool took", "[conv][ops]") {
-    // One input channel and 16 filters of one weight 1, no bias (16 filters: oneDNN's blocked output and the pooled
-    // output kernel): every output channel is the input itself, and the input's gradient is the pool's scatter gated
-    // by relu, summed over the 16 channels, written out here by hand. Window (0, 0): a tie of 3s after a smaller
+    // 16 input channels, all 0 but the first, and 16 1x1 filters that take the first channel (weight 1) and no bias
+    // (16 channels: oneDNN's blocked layouts, the pooled output kernel and bf16's direct scatter): every output channel
+    // is the first input channel, and its gradient is the pool's scatter gated by relu, summed over the 16 output
+    // channels, written out here by hand. Window (0, 0): a tie of 3s after a smaller
     // first value (the window's second place, row 0, takes it, not its third); window (0, 1): the maximum bottom
-    // right; window (1, 0): all <= 0 (relu's gate: nothing); window (1, 1): a NaN (it takes the window, relu passes
-    // it and its gradient).
+    // right, its incoming gradient -0 (the pool's scatter adds it to 0: +0 reaches the convolution); window (1, 0):
+    // all <= 0 (relu's gate: nothing); window (1, 1): a NaN (it takes the window, relu passes it and its gradient).
     const float nan = std::nanf("");
     const std::vector<float> xv = {1, 3, 1, 3,    //
                                    3, 2, 4, 5,    //
                                    -1, -2, 0, 1,  //
                                    -3, -1, nan, 2};
-    const Shape4 s{1, 1, 4, 4, 16, 1, 1, 0};
+    const Shape4 s{1, 16, 4, 4, 16, 1, 1, 0};
+    std::vector<float> xs(16 * 16, 0.f), ws(16 * 16, 0.f);
+    std::copy(xv.begin(), xv.end(), xs.begin());
+    for (int k = 0; k < 16; ++k) ws[size_t(16 * k)] = 1.f;
     for (const auto& [name, policy] : cpu_conv_settings()) {
         INFO(name);
         Setting setting(policy);
-        Tensor x = Tensor::from_vector(xv, {1, 1, 4, 4}), w = Tensor::ones({16, 1, 1, 1});
+        Tensor x = Tensor::from_vector(xs, {1, 16, 4, 4}), w = Tensor::from_vector(ws, {16, 16, 1, 1});
         std::vector<float> gv;
-        for (int k = 0; k < 16; ++k) gv.insert(gv.end(), {10, 20, 30, 40});
-        const Result r = run(Path::Fused, x, w, Tensor(), Tensor::from_vector(gv, {1, 16, 2, 2}), s);
+        for (int k = 0; k < 16; ++k) gv.insert(gv.end(), {10, -0.f, 30, 40});
+        const Tensor gy = Tensor::from_vector(gv, {1, 16, 2, 2});
+        const Result r = run(Path::Fused, x, w, Tensor(), gy, s);
         REQUIRE(r.y.size() == 64);
         for (int k = 0; k < 16; ++k) {
             CHECK(r.y[size_t(4 * k)] == 3.f);
@@ -147,10 +152,12 @@ TEST_CASE("conv2d_relu_maxpool sends each window's gradient to the place the poo
             CHECK(std::isnan(r.y[size_t(4 * k + 3)]));
         }
         const std::vector<float> expected = {0, 160, 0, 0,  //
-                                             0, 0, 0, 320,  //
+                                             0, 0, 0, 0,    //
                                              0, 0, 0, 0,    //
                                              0, 0, 640, 0};
-        CHECK(r.gx == expected);
+        CHECK(std::vector<float>(r.gx.begin(), r.gx.begin() + 16) == expected);
+        CHECK(!std::signbit(r.gx[7]));
+        check_same_bits(r, run(Path::ConvReluThenPool, x, w, Tensor(), gy, s));
     }
 }
 

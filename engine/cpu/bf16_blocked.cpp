@@ -4,6 +4,7 @@
 // without -march, so the kernel carries its own target attribute and runs only where supported() said yes.
 #include "engine/cpu/bf16_blocked.h"
 
+#include <cstring>
 #include <vector>
 
 #include "engine/cpu/avx512.h"
@@ -39,6 +40,67 @@ CW_BF16_TARGET void convert_block(const float* x, const float* y, uint16_t* out,
     if constexpr (Summed) _mm512_storeu_ps(sums, total);
 }
 
+// One (image, channel block) of pooled_relu_gated_scatter: gy, y and argmax at the block's first channel's pooled
+// plane, out at its [h][w][16] output (zeroed here), sums its 16 channels' sums. 16 pooled pixels at a time are
+// transposed so that one register holds a pooled pixel's 16 channels; its values are rounded together and stored
+// one 16-bit lane at a time at each channel's own place.
+CW_BF16_TARGET void scatter_block(const float* gy, const float* y, const int32_t* argmax, uint16_t* out, int64_t h,
+                                  int64_t w, float* sums) {
+    const int64_t pw = w / 2, pooled = (h / 2) * pw;
+    std::memset(out, 0, sizeof(uint16_t) * size_t(h * w * 16));
+    const __m512 zero = _mm512_setzero_ps();
+    // Row by row of the pooled plane, so the sums can follow pixel order: a pass over the windows' places in the
+    // upper input row, then one over those in the lower.
+    __m512 total = zero;
+    alignas(64) int32_t places[16];
+    alignas(64) uint16_t rounded[16];
+    thread_local std::vector<float> row_values, row_places;  // a pooled row, a pixel's 16 channels together
+    float* values = grown(row_values, pw * 16);
+    float* at = grown(row_places, pw * 16);  // int32 bits
+    for (int64_t row = 0; row < h / 2; ++row) {
+        const int64_t first = row * pw;
+        for (int64_t q = 0; q < pw; q += 16) {
+            const int64_t width = pw - q < 16 ? pw - q : 16;
+            const __mmask16 mask = avx512::first_lanes(width);
+            __m512 g[16], a[16];
+            for (int ch = 0; ch < 16; ++ch) {
+                const int64_t from = ch * pooled + first + q;
+                g[ch] = avx512::relu_gated(_mm512_maskz_loadu_ps(mask, gy + from), _mm512_maskz_loadu_ps(mask, y + from));
+                a[ch] = _mm512_castsi512_ps(_mm512_maskz_loadu_epi32(mask, argmax + from));
+            }
+            avx512::transpose16(g);
+            avx512::transpose16(a);
+            for (int64_t j = 0; j < width; ++j) {
+                _mm512_storeu_ps(values + (q + j) * 16, _mm512_add_ps(g[j], zero));  // as the scatter's 0 + value
+                _mm512_storeu_ps(at + (q + j) * 16, a[j]);
+            }
+        }
+        const __m512i upper_end = _mm512_set1_epi32(static_cast<int32_t>((2 * row + 1) * w));
+        for (int lower = 0; lower < 2; ++lower)
+            for (int64_t j = 0; j < pw; ++j) {
+                const __m512i place = _mm512_loadu_si512(at + j * 16);
+                const __m512 value = _mm512_loadu_ps(values + j * 16);
+                const __mmask16 in_row = lower ? _mm512_cmpge_epi32_mask(place, upper_end)
+                                               : _mm512_cmplt_epi32_mask(place, upper_end);
+                total = _mm512_mask_add_ps(total, in_row, total, value);
+                if (lower) continue;  // stored once, in the first pass
+                _mm512_store_si512(reinterpret_cast<__m512i*>(places), place);
+                _mm256_store_si256(reinterpret_cast<__m256i*>(rounded), (__m256i)_mm512_cvtneps_pbh(value));
+                for (int ch = 0; ch < 16; ++ch) out[int64_t(places[ch]) * 16 + ch] = rounded[ch];
+            }
+    }
+    _mm512_storeu_ps(sums, total);
+}
+
+// Each channel's per-image sums added over the images in order, in double: the same bits on any thread count.
+void add_images(const float* per_image, float* channel_sums, int64_t n, int64_t c) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+        double s = 0;
+        for (int64_t i = 0; i < n; ++i) s += per_image[i * c + ch];
+        channel_sums[ch] = static_cast<float>(s);
+    }
+}
+
 }  // namespace
 
 bool supported(int64_t channels) {
@@ -55,6 +117,21 @@ void from_nchw(const float* x, uint16_t* y, int64_t n, int64_t c, int64_t hw) {
             convert_block<false, false>(x + (i * c + b * 16) * hw, nullptr, y + (i * blocks + b) * hw * 16, hw, nullptr);
 }
 
+void pooled_relu_gated_scatter(const float* gy, const float* y, const int32_t* argmax, uint16_t* out, int64_t n,
+                               int64_t c, int64_t h, int64_t w, float* channel_sums) {
+    const int64_t blocks = c / 16, pooled = (h / 2) * (w / 2);
+    thread_local std::vector<float> scratch;  // kept between calls: this runs at every backward step
+    float* per_image = grown(scratch, n * c);
+#pragma omp parallel for collapse(2) schedule(static) if (n * c * h * w > kParallelGrain)
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t b = 0; b < blocks; ++b) {
+            const int64_t at = (i * c + b * 16) * pooled;
+            scatter_block(gy + at, y + at, argmax + at, out + (i * blocks + b) * h * w * 16, h, w,
+                          per_image + i * c + b * 16);
+        }
+    if (channel_sums) add_images(per_image, channel_sums, n, c);
+}
+
 void relu_gated_from_nchw(const float* gy, const float* y, uint16_t* out, int64_t n, int64_t c, int64_t hw,
                           float* channel_sums) {
     const int64_t blocks = c / 16;
@@ -69,12 +146,7 @@ void relu_gated_from_nchw(const float* gy, const float* y, uint16_t* out, int64_
             else
                 convert_block<false, true>(gy + at, nullptr, out + (i * blocks + b) * hw * 16, hw, per_image + i * c + b * 16);
         }
-    if (!channel_sums) return;
-    for (int64_t ch = 0; ch < c; ++ch) {  // the images in order, in double: the same bits on any thread count
-        double s = 0;
-        for (int64_t i = 0; i < n; ++i) s += per_image[i * c + ch];
-        channel_sums[ch] = static_cast<float>(s);
-    }
+    if (channel_sums) add_images(per_image, channel_sums, n, c);
 }
 
 }  // namespace cw::bf16_blocked

@@ -25,4 +25,13 @@ void from_nchw(const float* x, uint16_t* y, int64_t n, int64_t c, int64_t hw);
 void relu_gated_from_nchw(const float* gy, const float* y, uint16_t* out, int64_t n, int64_t c, int64_t hw,
                           float* channel_sums);
 
+// The gradient conv2d_relu_maxpool's convolution receives, written straight into this layout: gy ([n, c, h/2, w/2],
+// the pooled output's incoming gradient) gated by relu at the pooled output y (same shape) and placed where each
+// window took its value (argmax, as the max-pool writes it: the index in the h x w plane), 0 elsewhere; h and w even.
+// The same bits as the pool's scatter into NCHW fp32 (0 + value) followed by relu_gated_from_nchw with y null, and
+// channel_sums (not null) the same sums: each channel's values are added in pixel order (a window's place in row 2i
+// before any place in row 2i + 1), skipping only zeros, which leave a float sum unchanged. Requires supported(c).
+void pooled_relu_gated_scatter(const float* gy, const float* y, const int32_t* argmax, uint16_t* out, int64_t n,
+                               int64_t c, int64_t h, int64_t w, float* channel_sums);
+
 }  // namespace cw::bf16_blocked

@@ -241,6 +241,17 @@ void CpuBackend::conv2d_bias_relu_maxpool_forward(const float* x, const float* w
     Backend::conv2d_bias_relu_maxpool_forward(x, w, bias, y, argmax, g);
 }
 
+// Under bf16 relu's gradient is scattered straight into oneDNN's bf16 layout, no full-size fp32 gradient made, except
+// where a first layer's thin kernel takes the data gradient (it reads NCHW fp32).
+void CpuBackend::conv2d_relu_maxpool_backward(const float* x, const float* w, const float* y, const int32_t* argmax,
+                                              const float* gy, float* gx, float* gw, float* gbias,
+                                              const ConvGeometry& g) {
+    if (conv_policy_.precision == ConvPrecision::Bf16 && !(gx && thin_conv_data::applies(g)) &&
+        onednn_conv::relu_maxpool_backward_bf16(x, w, y, argmax, gy, gx, gw, gbias, g))
+        return;
+    Backend::conv2d_relu_maxpool_backward(x, w, y, argmax, gy, gx, gw, gbias, g);
+}
+
 void CpuBackend::conv2d_relu_backward(const float* x, const float* w, const float* y, const float* gy, float* gx,
                                       float* gw, float* gbias, const ConvGeometry& g) {
     if (gx && thin_conv_data::applies(g)) {

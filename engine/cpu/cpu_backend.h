@@ -79,6 +79,9 @@ public:
                               float* gbias, const ConvGeometry& g) override;
     void conv2d_bias_relu_maxpool_forward(const float* x, const float* w, const float* bias, float* y,
                                           int32_t* argmax, const ConvGeometry& g) override;
+    void conv2d_relu_maxpool_backward(const float* x, const float* w, const float* y, const int32_t* argmax,
+                                      const float* gy, float* gx, float* gw, float* gbias,
+                                      const ConvGeometry& g) override;
 
     void maxpool2d_forward(const float* x, float* y, int32_t* argmax, const PoolGeometry& g) override;
     void maxpool2d_backward(const float* gy, const int32_t* argmax, float* gx, const PoolGeometry& g) override;

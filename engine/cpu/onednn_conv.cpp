@@ -287,31 +287,54 @@ bool forward_bias_relu_maxpool(const float* x, const float* w, const float* bias
     return true;
 }
 
-bool relu_backward_bf16(const float* x, const float* w, const float* y, const float* gy, float* gx, float* gw,
-                        float* gbias, const ConvGeometry& g) {
-    // Both primitives must read the incoming gradient as nChw16c bf16, the layout bf16_blocked writes.
+namespace {
+
+// The bf16 backward of g from an incoming gradient that `convert` writes straight into the primitives' nChw16c bf16
+// layout (with the bias gradient, where asked, in the same pass): once for both directions. False, having done
+// nothing, where a primitive wants another layout or nothing is asked for. `gy` is what the primitives' plain input
+// would have been (null where there is none: it is never read, the converted buffer replaces it).
+template <class Convert>
+bool backward_bf16_converted(const float* x, const float* w, const float* gy, float* gx, float* gw, bool bias,
+                             const ConvGeometry& g, Convert convert) {
     const std::shared_ptr<const Plan> data = plan_for(g, Direction::BackwardData, Precision::Bf16),
                                       weights = plan_for(g, Direction::BackwardWeights, Precision::Bf16);
-    if ((gx && data->a_to_bf16_blocked.empty()) || ((gw || gbias) && weights->b_to_bf16_blocked.empty()) ||
-        !(gx || gw || gbias))
+    if ((gx && data->a_to_bf16_blocked.empty()) || ((gw || bias) && weights->b_to_bf16_blocked.empty()) ||
+        !(gx || gw || bias))
         return false;
     const memory::desc& layout = gx ? data->conv_a : weights->conv_b;
-    uint16_t* gated = static_cast<uint16_t*>(thread_buffer(kSlotGated, layout.get_size()));
+    uint16_t* converted_gy = static_cast<uint16_t*>(thread_buffer(kSlotGated, layout.get_size()));
     const auto start = std::chrono::steady_clock::now();
-    bf16_blocked::relu_gated_from_nchw(gy, y, gated, g.n, g.k, g.out_h() * g.out_w(), gbias);
+    convert(converted_gy);
     reorder_time.add(std::chrono::steady_clock::now() - start);
     ++bf16_blocked_calls;
     if (gx) {
         Options converted;
-        converted.a_blocked = gated;
+        converted.a_blocked = converted_gy;
         run(data, gy, w, gx, converted);
     }
     if (gw) {
         Options converted;
-        converted.b_blocked = gated;
+        converted.b_blocked = converted_gy;
         run(weights, x, gy, gw, converted);
     }
     return true;
+}
+
+}  // namespace
+
+bool relu_backward_bf16(const float* x, const float* w, const float* y, const float* gy, float* gx, float* gw,
+                        float* gbias, const ConvGeometry& g) {
+    return backward_bf16_converted(x, w, gy, gx, gw, gbias != nullptr, g, [&](uint16_t* out) {
+        bf16_blocked::relu_gated_from_nchw(gy, y, out, g.n, g.k, g.out_h() * g.out_w(), gbias);
+    });
+}
+
+bool relu_maxpool_backward_bf16(const float* x, const float* w, const float* y, const int32_t* argmax,
+                                const float* gy, float* gx, float* gw, float* gbias, const ConvGeometry& g) {
+    if (g.out_h() % 2 || g.out_w() % 2) return false;
+    return backward_bf16_converted(x, w, nullptr, gx, gw, gbias != nullptr, g, [&](uint16_t* out) {
+        bf16_blocked::pooled_relu_gated_scatter(gy, y, argmax, out, g.n, g.k, g.out_h(), g.out_w(), gbias);
+    });
 }
 
 void backward_data(const float* gy, const float* w, float* gx, const ConvGeometry& g, Precision p) {

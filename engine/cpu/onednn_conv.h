@@ -32,6 +32,11 @@ bool forward_bias_relu_maxpool(const float* x, const float* w, const float* bias
 // the bias gradient gbias summed in the same pass; y null: gy is relu's gradient already (converted ungated). gx, gw and gbias may each be null (gw is written, not added to).
 bool relu_backward_bf16(const float* x, const float* w, const float* y, const float* gy, float* gx, float* gw,
                         float* gbias, const ConvGeometry& g);
+// relu_maxpool_backward_bf16: the same for conv2d_relu_maxpool, from the pooled output y, its argmax and the pooled
+// incoming gradient gy: relu's gradient scattered straight into the primitives' bf16 layout
+// (bf16_blocked::pooled_relu_gated_scatter), no full-size fp32 gradient made.
+bool relu_maxpool_backward_bf16(const float* x, const float* w, const float* y, const int32_t* argmax,
+                                const float* gy, float* gx, float* gw, float* gbias, const ConvGeometry& g);
 // gw (+)= the filter gradient.
 void backward_weights(const float* x, const float* gy, float* gw, const ConvGeometry& g, bool accumulate,
                       Precision p);

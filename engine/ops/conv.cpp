@@ -36,18 +36,19 @@ ConvGeometry checked_geometry(const char* op, const Tensor& x, const Tensor& wei
     return g;
 }
 
-// conv2d_relu's backward into the sink: relu's output y (null where gy is relu's gradient already) and the
-// incoming gradient gy, both full-size.
-void relu_conv_gradients(GradSink& sink, const Tensor& x, const Tensor& weight, const float* y, const Tensor& gy,
-                         const ConvGeometry& g) {
+// A fused convolution op's three gradients into the sink: `compute(gx, gw, gbias)` writes those asked for (null for
+// the others) where gy is not empty; an empty gy gives a zero bias gradient.
+template <class Compute>
+void fused_conv_gradients(GradSink& sink, const Tensor& x, const Tensor& weight, const Tensor& gy, int64_t k,
+                          Compute compute) {
     Tensor gx = sink.needs(0) ? Tensor::empty(x.shape(), DType::F32, gy.device()) : Tensor();
     Tensor gw = sink.needs(1) ? Tensor::empty(weight.shape(), DType::F32, gy.device()) : Tensor();
-    Tensor gb = sink.needs(2) ? Tensor::empty({g.k}, DType::F32, gy.device()) : Tensor();
+    Tensor gb = sink.needs(2) ? Tensor::empty({k}, DType::F32, gy.device()) : Tensor();
     auto data = [](Tensor& t) { return t.defined() ? t.f32() : nullptr; };
     if (gy.numel())
-        kernels(gy).conv2d_relu_backward(x.f32(), weight.f32(), y, gy.f32(), data(gx), data(gw), data(gb), g);
+        compute(data(gx), data(gw), data(gb));
     else if (gb.defined())
-        kernels(gy).fill(gb.f32(), 0.f, g.k);
+        kernels(gy).fill(gb.f32(), 0.f, k);
     if (gx.defined()) sink.add(0, std::move(gx));
     if (gw.defined()) sink.add(1, std::move(gw));
     if (gb.defined()) sink.add(2, std::move(gb));
@@ -91,15 +92,16 @@ Tensor conv2d_relu(const Tensor& x, const Tensor& weight, const Tensor& bias, in
     if (!any_needs_grad({&x, &weight, &bias})) return y;
     const Tensor y_saved = y.detach();
     record(y, "conv2d_relu", {x, weight, bias}, [x, weight, y_saved, g](const Tensor& gy, GradSink& sink) {
-        relu_conv_gradients(sink, x, weight, y_saved.numel() ? y_saved.f32() : nullptr, gy, g);
+        fused_conv_gradients(sink, x, weight, gy, g.k, [&](float* gx, float* gw, float* gb) {
+            kernels(gy).conv2d_relu_backward(x.f32(), weight.f32(), y_saved.f32(), gy.f32(), gx, gw, gb, g);
+        });
     });
     return y;
 }
 
-// max_pool2d(relu(conv2d(x, weight, bias)), 2) as one op: the values and every gradient of the three, bit for bit.
-// The pooled output is relu's output at the place each window took, so the backward gates the incoming gradient
-// there, scatters it as the pool's backward does (the full-size gradient is then relu's gradient already) and runs
-// conv2d_relu's backward on it: the same numbers, in the same order, as the three ops'.
+// max_pool2d(relu(conv2d(x, weight, bias)), 2) as one op: the values and every gradient of conv2d_relu followed by
+// max_pool2d, bit for bit. Only the pooled output and its argmax are kept: the pooled output is relu's output where
+// each window took its value, which is all relu's gradient needs (engine/backend.h).
 Tensor conv2d_relu_maxpool(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t stride, int64_t padding) {
     const ConvGeometry g = checked_geometry("conv2d_relu_maxpool", x, weight, bias, stride, padding);
     if (g.out_h() % 2 || g.out_w() % 2)
@@ -116,17 +118,13 @@ Tensor conv2d_relu_maxpool(const Tensor& x, const Tensor& weight, const Tensor& 
                                                     y.f32(), argmax.i32(), g);
     if (!any_needs_grad({&x, &weight, &bias})) return y;
     const Tensor y_saved = y.detach();
-    record(y, "conv2d_relu_maxpool", {x, weight, bias},
-           [x, weight, y_saved, argmax, g, pool](const Tensor& gy, GradSink& sink) {
-               Tensor full = Tensor::empty({g.n, g.k, g.out_h(), g.out_w()}, DType::F32, gy.device());
-               if (gy.numel()) {
-                   Tensor gated = Tensor::empty(gy.shape(), DType::F32, gy.device());
-                   kernels(gy).unary_backward(UnaryOp::Relu, y_saved.f32(), y_saved.f32(), gy.f32(), gated.f32(),
-                                              gy.numel(), 0.f, 0.f);
-                   kernels(gy).maxpool2d_backward(gated.f32(), argmax.i32(), full.f32(), pool);
-               }
-               relu_conv_gradients(sink, x, weight, nullptr, full, g);
-           });
+    const auto backward = [x, weight, y_saved, argmax, g](const Tensor& gy, GradSink& sink) {
+        fused_conv_gradients(sink, x, weight, gy, g.k, [&](float* gx, float* gw, float* gb) {
+            kernels(gy).conv2d_relu_maxpool_backward(x.f32(), weight.f32(), y_saved.f32(), argmax.i32(), gy.f32(), gx,
+                                                     gw, gb, g);
+        });
+    };
+    record(y, "conv2d_relu_maxpool", {x, weight, bias}, backward);
     return y;
 }
 
