@@ -53,23 +53,13 @@ const std::vector<Shape4> kShapes = {
 }  // namespace
 
 TEST_CASE("conv2d_relu equals relu(conv2d) under every CPU convolution setting", "[conv][ops]") {
-    const auto settings = cpu_conv_settings();
     uint64_t seed = 31;
-    for (const auto& [name, policy] : settings) {
+    for (const auto& [name, policy] : cpu_conv_settings()) {
         Setting setting(policy);
         for (const Shape4& s : kShapes)
             for (bool with_bias : {true, false}) {
                 INFO(name << ", " << describe(s, with_bias));
-                Tensor x = randn({s.n, s.c, s.h, s.w}, seed++, 1.f, false);
-                std::vector<float> wv = randn({s.k, s.c, s.r, s.r}, seed++, 0.5f, false).to_vector();
-                std::fill(wv.begin(), wv.begin() + s.c * s.r * s.r, 0.f);  // filter 0: relu's input exactly 0
-                Tensor w = Tensor::from_vector(wv, {s.k, s.c, s.r, s.r});
-                Tensor b;
-                if (with_bias) {
-                    std::vector<float> bv = randn({s.k}, seed++, 0.3f, false).to_vector();
-                    bv[0] = 0.f;
-                    b = Tensor::from_vector(bv, {s.k});
-                }
+                const auto [x, w, b] = conv_inputs(s, with_bias, seed, false);  // filter 0: relu's input exactly 0
                 const int64_t oh = (s.h + 2 * s.pad - s.r) / s.stride + 1, ow = (s.w + 2 * s.pad - s.r) / s.stride + 1;
                 Tensor gy = randn({s.n, s.k, oh, ow}, seed++, 1.f, false);
                 const Result fused = run(true, x, w, b, gy, s), steps = run(false, x, w, b, gy, s);

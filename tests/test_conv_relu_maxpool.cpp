@@ -80,13 +80,6 @@ const std::vector<Shape4> kShapes = {
     {2, 16, 8, 8, 24, 3, 2, 1},    // 24 filters, stride 2: the three-step fallback, 4x4 -> 2x2
 };
 
-// Filter 0 zero with a zero bias, filter 1 zero with bias 0.25 (see the file's comment).
-void tie_filters(std::vector<float>& w, std::vector<float>& b, const Shape4& s) {
-    std::fill(w.begin(), w.begin() + 2 * s.c * s.r * s.r, 0.f);
-    if (b.empty()) return;
-    b[0] = 0.f, b[1] = 0.25f;
-}
-
 }  // namespace
 
 TEST_CASE("conv2d_relu_maxpool equals max_pool2d(relu(conv2d), 2) bit for bit under every CPU setting", "[conv][ops]") {
@@ -96,12 +89,7 @@ TEST_CASE("conv2d_relu_maxpool equals max_pool2d(relu(conv2d), 2) bit for bit un
         for (const Shape4& s : kShapes)
             for (bool with_bias : {true, false}) {
                 INFO(name << ", " << describe(s, with_bias));
-                Tensor x = randn({s.n, s.c, s.h, s.w}, seed++, 1.f, false);
-                std::vector<float> wv = randn({s.k, s.c, s.r, s.r}, seed++, 0.5f, false).to_vector();
-                std::vector<float> bv = with_bias ? randn({s.k}, seed++, 0.3f, false).to_vector() : std::vector<float>{};
-                tie_filters(wv, bv, s);
-                Tensor w = Tensor::from_vector(wv, {s.k, s.c, s.r, s.r});
-                Tensor b = with_bias ? Tensor::from_vector(bv, {s.k}) : Tensor();
+                const auto [x, w, b] = conv_inputs(s, with_bias, seed, true);
                 const int64_t ph = conv_out(s.h, s) / 2, pw = conv_out(s.w, s) / 2;
                 Tensor gy = randn({s.n, s.k, ph, pw}, seed++, 1.f, false);
                 const Result fused = run(Path::Fused, x, w, b, gy, s);
