@@ -1,7 +1,8 @@
 // NCHW fp32 -> nChw16c bf16. Each (image, block of 16 channels) is a 16 x hw matrix read row by row; 16 columns at a
 // time are transposed in registers (16 rows of 16 floats -> 16 columns) and each column, the 16 channels of one
 // pixel, is rounded to bf16 and stored as the 32 contiguous bytes the layout wants. The compiler builds this file
-// without -march, so the kernel carries its own target attribute and runs only where supported() said yes.
+// without -march, so the kernel carries its own target attribute and runs only where supported() said yes. The
+// pooled scatter works the other way round: one register per pooled pixel's 16 channels, stored lane by lane.
 #include "engine/cpu/bf16_blocked.h"
 
 #include <cstring>
@@ -65,7 +66,8 @@ CW_BF16_TARGET void scatter_block(const float* gy, const float* y, const int32_t
             __m512 g[16], a[16];
             for (int ch = 0; ch < 16; ++ch) {
                 const int64_t from = ch * pooled + first + q;
-                g[ch] = avx512::relu_gated(_mm512_maskz_loadu_ps(mask, gy + from), _mm512_maskz_loadu_ps(mask, y + from));
+                g[ch] = avx512::relu_gated(_mm512_maskz_loadu_ps(mask, gy + from),
+                                           _mm512_maskz_loadu_ps(mask, y + from));
                 a[ch] = _mm512_castsi512_ps(_mm512_maskz_loadu_epi32(mask, argmax + from));
             }
             avx512::transpose16(g);
@@ -114,7 +116,8 @@ void from_nchw(const float* x, uint16_t* y, int64_t n, int64_t c, int64_t hw) {
 #pragma omp parallel for collapse(2) schedule(static) if (n * c * hw > kParallelGrain)
     for (int64_t i = 0; i < n; ++i)
         for (int64_t b = 0; b < blocks; ++b)
-            convert_block<false, false>(x + (i * c + b * 16) * hw, nullptr, y + (i * blocks + b) * hw * 16, hw, nullptr);
+            convert_block<false, false>(x + (i * c + b * 16) * hw, nullptr, y + (i * blocks + b) * hw * 16, hw,
+                                        nullptr);
 }
 
 void pooled_relu_gated_scatter(const float* gy, const float* y, const int32_t* argmax, uint16_t* out, int64_t n,
@@ -141,10 +144,10 @@ void relu_gated_from_nchw(const float* gy, const float* y, uint16_t* out, int64_
     for (int64_t i = 0; i < n; ++i)
         for (int64_t b = 0; b < blocks; ++b) {
             const int64_t at = (i * c + b * 16) * hw;
-            if (y)
-                convert_block<true, true>(gy + at, y + at, out + (i * blocks + b) * hw * 16, hw, per_image + i * c + b * 16);
-            else
-                convert_block<false, true>(gy + at, nullptr, out + (i * blocks + b) * hw * 16, hw, per_image + i * c + b * 16);
+            uint16_t* to = out + (i * blocks + b) * hw * 16;
+            float* sums = per_image + i * c + b * 16;
+            if (y) convert_block<true, true>(gy + at, y + at, to, hw, sums);
+            else convert_block<false, true>(gy + at, nullptr, to, hw, sums);
         }
     if (channel_sums) add_images(per_image, channel_sums, n, c);
 }

@@ -2,7 +2,9 @@
 // every bf16 convolution's activation input. oneDNN 2.6 runs this reorder with its generic JIT kernel at about
 // half the speed per byte of its fp32 blocked reorders (make bench's time split), so the bf16 path converts with
 // this AVX-512 kernel instead. It rounds exactly as oneDNN's reorder does (VCVTNEPS2BF16: to nearest even, NaN
-// kept quiet), so results are bit for bit those of the reorder it replaces.
+// kept quiet), so results are bit for bit those of the reorder it replaces. The same layout takes the incoming
+// gradients of bf16 convolutions, gated by relu on the way (relu_gated_from_nchw) or scattered from a max-pool's
+// (pooled_relu_gated_scatter).
 #pragma once
 
 #include <cstdint>
