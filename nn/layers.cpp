@@ -32,10 +32,12 @@ Tensor Conv2d::forward_relu(const Tensor& x) {
 }
 
 Tensor Conv2d::forward_relu_maxpool(const Tensor& x) {
-    const int64_t kernel = weight.size(2), out_h = x.ndim() == 4 ? (x.size(2) + 2 * padding - kernel) / stride + 1 : 0,
-                  out_w = x.ndim() == 4 ? (x.size(3) + 2 * padding - weight.size(3)) / stride + 1 : 0;
-    if (out_h > 0 && out_w > 0 && out_h % 2 == 0 && out_w % 2 == 0)
-        return conv2d_relu_maxpool(x, weight, bias ? *bias : Tensor(), stride, padding);
+    if (x.ndim() == 4) {
+        const ConvGeometry g{x.size(0), x.size(1), x.size(2), x.size(3), weight.size(0), weight.size(2),
+                             weight.size(3), stride, padding};
+        if (g.out_h() > 0 && g.out_w() > 0 && g.out_h() % 2 == 0 && g.out_w() % 2 == 0)
+            return conv2d_relu_maxpool(x, weight, bias ? *bias : Tensor(), stride, padding);
+    }
     return max_pool2d(forward_relu(x), 2);  // odd sizes (and bad input, for conv2d_relu's own message)
 }
 

@@ -175,65 +175,73 @@ Tensor mirrored_batch(const Shape& shape, uint64_t seed) {
 }
 }  // namespace
 
+namespace {
+
+using FusedConv = Tensor (*)(const Tensor&, const Tensor&, const Tensor&, int64_t, int64_t);
+struct ConvCase { Shape x, w; int64_t stride, pad; bool bias; };
+
+// Gradchecks a fused convolution op on each case, its inputs drawn (from `seed` on, up to `tries` times) until
+// `separated` accepts the convolution's output [N, K, P, Q]: finite differences must not straddle a kink.
+template <class Separated>
+void gradcheck_fused_conv(FusedConv op, const std::vector<ConvCase>& cases, uint64_t seed, int tries,
+                          Separated separated) {
+    for (const auto& c : cases) {
+        Tensor x, w, b;
+        bool accepted = false;
+        for (int t = 0; t < tries && !accepted; ++t) {
+            x = randn(c.x, seed++), w = randn(c.w, seed++, 0.5f), b = randn({c.w[0]}, seed++);
+            accepted = separated(conv2d(x.detach(), w.detach(), c.bias ? b.detach() : Tensor(), c.stride, c.pad));
+        }
+        REQUIRE(accepted);
+        const int64_t s = c.stride, p = c.pad;
+        if (c.bias)
+            require_gradcheck([op, s, p](In t) { return op(t[0], t[1], t[2], s, p); }, {x, w, b});
+        else
+            require_gradcheck([op, s, p](In t) { return op(t[0], t[1], Tensor(), s, p); }, {x, w});
+    }
+}
+
+// No pre-activation within 0.05 of relu's kink.
+bool away_from_kink(const Tensor& z) {
+    const auto v = z.to_vector();
+    return std::all_of(v.begin(), v.end(), [](float e) { return std::fabs(e) > 0.05f; });
+}
+
+}  // namespace
+
 // conv2d_relu's inputs are drawn until no pre-activation lies within 0.05 of relu's kink, where finite differences
 // straddle it.
 TEST_CASE("gradcheck: conv2d_relu (stride, padding, bias)", "[gradcheck][ops]") {
-    struct Case { Shape x, w; int64_t stride, pad; bool bias; };
-    const std::vector<Case> cases = {{{2, 2, 4, 4}, {3, 2, 3, 3}, 1, 0, true},
-                                     {{1, 3, 5, 5}, {2, 3, 3, 3}, 2, 1, false},
-                                     {{2, 1, 5, 5}, {3, 1, 3, 3}, 1, 1, true}};  // a first layer (one channel)
-    uint64_t seed = 900;
-    for (const auto& c : cases) {
-        Tensor x, w, b;
-        bool away_from_kink = false;
-        for (int tries = 0; tries < 200 && !away_from_kink; ++tries) {
-            x = randn(c.x, seed++), w = randn(c.w, seed++, 0.5f), b = randn({c.w[0]}, seed++);
-            const auto z = conv2d(x.detach(), w.detach(), c.bias ? b.detach() : Tensor(), c.stride, c.pad).to_vector();
-            away_from_kink = std::all_of(z.begin(), z.end(), [](float v) { return std::fabs(v) > 0.05f; });
-        }
-        REQUIRE(away_from_kink);
-        const int64_t s = c.stride, p = c.pad;
-        if (c.bias)
-            require_gradcheck([s, p](In t) { return conv2d_relu(t[0], t[1], t[2], s, p); }, {x, w, b});
-        else
-            require_gradcheck([s, p](In t) { return conv2d_relu(t[0], t[1], {}, s, p); }, {x, w});
-    }
+    gradcheck_fused_conv(conv2d_relu,
+                         {{{2, 2, 4, 4}, {3, 2, 3, 3}, 1, 0, true},
+                          {{1, 3, 5, 5}, {2, 3, 3, 3}, 2, 1, false},
+                          {{2, 1, 5, 5}, {3, 1, 3, 3}, 1, 1, true}},  // a first layer (one channel)
+                         900, 200, away_from_kink);
 }
 
 // conv2d_relu_maxpool's inputs are drawn until no pre-activation lies within 0.05 of relu's kink and, in every 2x2
 // window whose maximum is positive, the maximum leads the rest by more than 0.05 (finite differences would otherwise
 // straddle a change of the pool's choice).
 TEST_CASE("gradcheck: conv2d_relu_maxpool (stride, padding, bias)", "[gradcheck][ops]") {
-    struct Case { Shape x, w; int64_t stride, pad; bool bias; };
-    const std::vector<Case> cases = {{{2, 2, 5, 5}, {3, 2, 2, 2}, 1, 0, true},    // 4x4 -> 2x2
-                                     {{1, 3, 7, 7}, {2, 3, 3, 3}, 2, 1, false},   // 4x4 -> 2x2
-                                     {{2, 1, 4, 6}, {2, 1, 3, 3}, 1, 1, true}};   // a first layer, 4x6 -> 2x3
-    uint64_t seed = 950;
-    for (const auto& c : cases) {
-        Tensor x, w, b;
-        bool separated = false;
-        for (int tries = 0; tries < 2000 && !separated; ++tries) {
-            x = randn(c.x, seed++), w = randn(c.w, seed++, 0.5f), b = randn({c.w[0]}, seed++);
-            const Tensor zt = conv2d(x.detach(), w.detach(), c.bias ? b.detach() : Tensor(), c.stride, c.pad);
-            const auto z = zt.to_vector();
-            const int64_t planes = zt.size(0) * zt.size(1), h = zt.size(2), wd = zt.size(3);
-            separated = std::all_of(z.begin(), z.end(), [](float v) { return std::fabs(v) > 0.05f; });
-            for (int64_t pl = 0; pl < planes && separated; ++pl)
-                for (int64_t i = 0; i + 1 < h && separated; i += 2)
-                    for (int64_t j = 0; j + 1 < wd && separated; j += 2) {
-                        const float* at = z.data() + pl * h * wd + i * wd + j;
-                        std::vector<float> win = {at[0], at[1], at[wd], at[wd + 1]};
-                        std::sort(win.begin(), win.end());
-                        separated = win[3] <= 0 || win[3] - win[2] > 0.05f;
-                    }
-        }
-        REQUIRE(separated);
-        const int64_t s = c.stride, p = c.pad;
-        if (c.bias)
-            require_gradcheck([s, p](In t) { return conv2d_relu_maxpool(t[0], t[1], t[2], s, p); }, {x, w, b});
-        else
-            require_gradcheck([s, p](In t) { return conv2d_relu_maxpool(t[0], t[1], {}, s, p); }, {x, w});
-    }
+    auto windows_separated = [](const Tensor& zt) {
+        if (!away_from_kink(zt)) return false;
+        const auto z = zt.to_vector();
+        const int64_t planes = zt.size(0) * zt.size(1), h = zt.size(2), wd = zt.size(3);
+        for (int64_t pl = 0; pl < planes; ++pl)
+            for (int64_t i = 0; i + 1 < h; i += 2)
+                for (int64_t j = 0; j + 1 < wd; j += 2) {
+                    const float* at = z.data() + pl * h * wd + i * wd + j;
+                    std::vector<float> win = {at[0], at[1], at[wd], at[wd + 1]};
+                    std::sort(win.begin(), win.end());
+                    if (win[3] > 0 && win[3] - win[2] <= 0.05f) return false;
+                }
+        return true;
+    };
+    gradcheck_fused_conv(conv2d_relu_maxpool,
+                         {{{2, 2, 5, 5}, {3, 2, 2, 2}, 1, 0, true},    // 4x4 -> 2x2
+                          {{1, 3, 7, 7}, {2, 3, 3, 3}, 2, 1, false},   // 4x4 -> 2x2
+                          {{2, 1, 4, 6}, {2, 1, 3, 3}, 1, 1, true}},   // a first layer, 4x6 -> 2x3
+                         950, 2000, windows_separated);
 }
 
 TEST_CASE("gradcheck: batch_norm_relu (train and eval)", "[gradcheck][ops]") {

@@ -94,6 +94,13 @@ CW_BF16_TARGET void scatter_block(const float* gy, const float* y, const int32_t
     _mm512_storeu_ps(sums, total);
 }
 
+// Room for each image's 16-channel block sums, [n][c], kept between calls: the gradient conversions run at every
+// backward step.
+float* per_image_sums(int64_t n, int64_t c) {
+    thread_local std::vector<float> scratch;
+    return grown(scratch, n * c);
+}
+
 // Each channel's per-image sums added over the images in order, in double: the same bits on any thread count.
 void add_images(const float* per_image, float* channel_sums, int64_t n, int64_t c) {
     for (int64_t ch = 0; ch < c; ++ch) {
@@ -123,8 +130,7 @@ void from_nchw(const float* x, uint16_t* y, int64_t n, int64_t c, int64_t hw) {
 void pooled_relu_gated_scatter(const float* gy, const float* y, const int32_t* argmax, uint16_t* out, int64_t n,
                                int64_t c, int64_t h, int64_t w, float* channel_sums) {
     const int64_t blocks = c / 16, pooled = (h / 2) * (w / 2);
-    thread_local std::vector<float> scratch;  // kept between calls: this runs at every backward step
-    float* per_image = grown(scratch, n * c);
+    float* per_image = per_image_sums(n, c);
 #pragma omp parallel for collapse(2) schedule(static) if (n * c * h * w > kParallelGrain)
     for (int64_t i = 0; i < n; ++i)
         for (int64_t b = 0; b < blocks; ++b) {
@@ -138,8 +144,7 @@ void pooled_relu_gated_scatter(const float* gy, const float* y, const int32_t* a
 void relu_gated_from_nchw(const float* gy, const float* y, uint16_t* out, int64_t n, int64_t c, int64_t hw,
                           float* channel_sums) {
     const int64_t blocks = c / 16;
-    thread_local std::vector<float> scratch;  // kept between calls: this runs at every backward step
-    float* per_image = grown(scratch, n * c);
+    float* per_image = per_image_sums(n, c);
 #pragma omp parallel for collapse(2) schedule(static) if (n * c * hw > kParallelGrain)
     for (int64_t i = 0; i < n; ++i)
         for (int64_t b = 0; b < blocks; ++b) {

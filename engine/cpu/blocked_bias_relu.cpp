@@ -67,6 +67,8 @@ CW_AVX512F_TARGET void pool_block(const float* in, __m512 bias, float* out, int3
     }
 }
 
+// The loops over (image, channel block). They load the bias with AVX-512, so they carry the target attribute; the
+// public functions below do not (the header declares them for any caller), hence the one-line forwarding.
 CW_AVX512F_TARGET void convert(const float* blocked, const float* bias, float* y, int64_t n, int64_t c, int64_t hw) {
     const int64_t blocks = c / 16;
 #pragma omp parallel for collapse(2) schedule(static) if (n * c * hw > kParallelGrain)

@@ -235,9 +235,7 @@ void CpuBackend::conv2d_bias_relu_forward(const float* x, const float* w, const 
 // conv2d_relu_maxpool: the same output kernel also takes the pool, so the full-size output is never written.
 void CpuBackend::conv2d_bias_relu_maxpool_forward(const float* x, const float* w, const float* bias, float* y,
                                                   int32_t* argmax, const ConvGeometry& g) {
-    if (uses_onednn(g) &&
-        onednn_conv::forward_bias_relu_maxpool(x, w, bias, y, argmax, g, conv_policy_.precision))
-        return;
+    if (uses_onednn(g) && onednn_conv::forward_bias_relu(x, w, bias, y, g, conv_policy_.precision, argmax)) return;
     Backend::conv2d_bias_relu_maxpool_forward(x, w, bias, y, argmax, g);
 }
 

@@ -268,21 +268,11 @@ void forward(const float* x, const float* w, float* y, const ConvGeometry& g, Pr
 }
 
 bool forward_bias_relu(const float* x, const float* w, const float* bias, float* y, const ConvGeometry& g,
-                       Precision p) {
+                       Precision p, int32_t* pool_argmax) {
     const std::shared_ptr<const Plan> plan = plan_for(g, Direction::Forward, p);
     if (!output_takes_bias_relu(*plan)) return false;
     Options fused;
-    fused.bias_relu = true, fused.bias = bias;
-    run(plan, x, w, y, fused);
-    return true;
-}
-
-bool forward_bias_relu_maxpool(const float* x, const float* w, const float* bias, float* y, int32_t* argmax,
-                               const ConvGeometry& g, Precision p) {
-    const std::shared_ptr<const Plan> plan = plan_for(g, Direction::Forward, p);
-    if (!output_takes_bias_relu(*plan)) return false;
-    Options fused;
-    fused.bias_relu = true, fused.bias = bias, fused.pool_argmax = argmax;
+    fused.bias_relu = true, fused.bias = bias, fused.pool_argmax = pool_argmax;
     run(plan, x, w, y, fused);
     return true;
 }
@@ -331,7 +321,6 @@ bool relu_backward_bf16(const float* x, const float* w, const float* y, const fl
 
 bool relu_maxpool_backward_bf16(const float* x, const float* w, const float* y, const int32_t* argmax,
                                 const float* gy, float* gx, float* gw, float* gbias, const ConvGeometry& g) {
-    if (g.out_h() % 2 || g.out_w() % 2) return false;
     return backward_bf16_converted(x, w, nullptr, gx, gw, gbias != nullptr, g, [&](uint16_t* out) {
         bf16_blocked::pooled_relu_gated_scatter(gy, y, argmax, out, g.n, g.k, g.out_h(), g.out_w(), gbias);
     });

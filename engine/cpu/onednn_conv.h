@@ -21,12 +21,10 @@ void backward_data(const float* gy, const float* w, float* gx, const ConvGeometr
 // where the layouts do not allow it (the op then runs the convolution, the bias and relu as three steps).
 // forward_bias_relu: the convolution as forward() does it, its output brought back into NCHW with the bias (null
 // for none) added and relu applied on the way (engine/cpu/blocked_bias_relu.h), the same bits as the three steps.
+// With pool_argmax (not null), the 2x2 max-pool is taken on the way too: y and pool_argmax are pooled (the
+// convolution's output height and width even), the same bits as without it followed by the pool.
 bool forward_bias_relu(const float* x, const float* w, const float* bias, float* y, const ConvGeometry& g,
-                       Precision p);
-// forward_bias_relu_maxpool: the same, with the 2x2 max-pool taken on the way back (y and argmax pooled, the
-// convolution's output height and width even), the same bits as forward_bias_relu followed by the pool.
-bool forward_bias_relu_maxpool(const float* x, const float* w, const float* bias, float* y, int32_t* argmax,
-                               const ConvGeometry& g, Precision p);
+                       Precision p, int32_t* pool_argmax = nullptr);
 // relu_backward_bf16: the gradients in bf16 for relu's output y and its incoming gradient gy: gy gated by y and
 // converted into the primitives' bf16 layout in one pass (engine/cpu/bf16_blocked.h), once for both directions,
 // the bias gradient gbias summed in the same pass; y null: gy is relu's gradient already (converted ungated). gx, gw and gbias may each be null (gw is written, not added to).
