@@ -48,6 +48,12 @@ double tensor_l2_norm(const Tensor& t) {
     return std::sqrt(static_cast<double>(backend(t.device()).sum_squares(t.f32(), t.numel())));
 }
 
+namespace {
+// Whether nobody but this handle sees the buffer: the handle is held once and so is its storage (a reshape's
+// gradient is a view of another tensor's storage).
+bool exclusive(const std::shared_ptr<TensorImpl>& t) { return t.use_count() == 1 && t->storage.use_count() == 1; }
+}  // namespace
+
 void GradSink::add(size_t i, Tensor g) {
     if (!needs(i)) return;
     TensorImpl& in = node_.inputs[i].impl();
@@ -58,16 +64,20 @@ void GradSink::add(size_t i, Tensor g) {
         if (norms_.size() <= i) norms_.resize(i + 1, -1);
         norms_[i] = tensor_l2_norm(g);
     }
+    // An intermediate whose gradient only its own backward reads (no hooks, not retained) may hold a buffer shared
+    // with others: a residual add hands one gradient to both its inputs, and copying it cost a pass over the
+    // activation. Such a buffer is never written; a later contribution adds in place only once nobody else holds
+    // it (by then, in a residual block), into a copy otherwise. Leaves and the rest keep an exclusive buffer and
+    // accumulate in place, as a user holding their .grad expects.
+    const bool read_only_here = in.grad_fn && in.hooks.empty() && !in.retain_grad;
     if (!in.grad) {
-        // Adopt the buffer only when nobody else can see it; otherwise a later in-place accumulation would
-        // write into a tensor another input (or the output) still uses.
-        const bool exclusive = g.impl_ptr().use_count() == 1 && g.impl().storage.use_count() == 1;
-        in.grad = exclusive ? g.impl_ptr() : g.clone().impl_ptr();
+        in.grad = exclusive(g.impl_ptr()) || read_only_here ? g.impl_ptr() : g.clone().impl_ptr();
         in.grad->grad_fn.reset();
         in.grad->requires_grad = false;
-    } else {
-        backend(g.device()).axpy(1.f, g.f32(), static_cast<float*>(in.grad->storage->data), g.numel());
+        return;
     }
+    if (read_only_here && !exclusive(in.grad)) in.grad = Tensor(in.grad).clone().impl_ptr();
+    backend(g.device()).axpy(1.f, g.f32(), static_cast<float*>(in.grad->storage->data), g.numel());
 }
 
 bool record(Tensor& out, const char* op, const std::vector<Tensor>& inputs, BackwardFn fn) {

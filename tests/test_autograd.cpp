@@ -24,6 +24,34 @@ TEST_CASE("a tensor used twice receives both contributions", "[autograd]") {
     require_close(x.grad().to_vector(), {5.f, 7.f});
 }
 
+// An add hands its gradient to both inputs as one shared buffer (no copy); a later contribution to one of them must
+// not write into the buffer the other still reads.
+TEST_CASE("a gradient shared by both inputs of an add is never written in place", "[autograd]") {
+    auto x = Tensor::from_vector({1.f, 2.f}, {2}).set_requires_grad(true);
+    SECTION("the other input's backward runs after the accumulation") {
+        Tensor y = mul(x, 2.f), w = mul(x, 3.f);
+        Tensor z = add(y, w);                    // dz/dy = dz/dw = 1, one buffer
+        Tensor loss = add(sum(z), sum(mul(y, 5.f)));  // y's second contribution, 5
+        loss.backward();
+        // d/dx = 2 (1 + 5) + 3 * 1; writing the 5 into the shared buffer would give 2 * 6 + 3 * 6 = 30.
+        require_close(x.grad().to_vector(), {15.f, 15.f});
+    }
+    SECTION("one tensor on both sides") {
+        Tensor y = mul(x, 2.f);
+        Tensor z = add(y, y).retain_grad();
+        sum(z).backward();
+        require_close(x.grad().to_vector(), {4.f, 4.f});
+        require_close(z.grad().to_vector(), {1.f, 1.f});  // the add's own (retained) gradient untouched
+    }
+    SECTION("retained inputs get buffers of their own, which the user may write") {
+        Tensor y = mul(x, 2.f).retain_grad(), w = mul(x, 3.f).retain_grad();
+        sum(add(y, w)).backward();
+        Tensor gy = y.grad();
+        gy.fill_(7.f);
+        require_close(w.grad().to_vector(), {1.f, 1.f});
+    }
+}
+
 TEST_CASE("several forward passes feed one loss (TRADES shape)", "[autograd]") {
     auto w = randn({3, 4}, 1).mark_parameter();
     auto x_clean = randn({2, 4}, 2, 1.f, false);
