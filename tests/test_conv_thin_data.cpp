@@ -7,6 +7,7 @@
 // without the rows below the output that the last group of four input rows reads.
 #include <cmath>
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -87,6 +88,26 @@ TEST_CASE("thin_conv_data: the data gradient equals a float64 sum of its definit
         for (size_t i = 0; i < gx.size(); ++i)
             if (!(std::fabs(gx[i] - want[i]) <= 1e-6 * scale[i] + 1e-30)) ++bad;
         CHECK(bad == 0);
+    }
+}
+
+// bf16 pairs the filters (k, k + 1) in one instruction; an odd last filter's partner is zero and must read nothing:
+// here the next image's first plane is all infinities, which 0 x inf would carry into this image's gradient.
+TEST_CASE("thin_conv_data: an odd last filter pairs with nothing", "[conv]") {
+    const ConvGeometry g{2, 1, 6, 6, 3, 3, 3, 1, 1};
+    if (!thin_conv_data::applies(g)) CW_SKIP("this CPU has no AVX-512: the direct kernel does not run");
+    if (!onednn_conv::cpu_has_bf16()) CW_SKIP("this CPU has no AVX512_BF16: the bf16 kernel does not run");
+    auto gy = uniform(static_cast<size_t>(g.n * g.k * g.out_h() * g.out_w()), 31);
+    const auto w = uniform(static_cast<size_t>(g.k * g.c * g.r * g.s), 32);
+    const size_t image = static_cast<size_t>(g.k * g.out_h() * g.out_w()), plane = static_cast<size_t>(g.h * g.w);
+    std::fill(gy.begin() + image, gy.begin() + image + static_cast<size_t>(g.out_h() * g.out_w()), INFINITY);
+    std::vector<float> gx(static_cast<size_t>(g.n * g.c) * plane, NAN);
+    thin_conv_data::backward_data(gy.data(), w.data(), gx.data(), g, onednn_conv::Precision::Bf16);
+    std::vector<double> scale;
+    const std::vector<double> want = reference(bf16_rounded(gy), bf16_rounded(w), g, scale);
+    for (size_t i = 0; i < plane; ++i) {  // image 0
+        INFO("element " << i << ": " << gx[i] << " against " << want[i]);
+        CHECK(std::fabs(gx[i] - want[i]) <= 1e-6 * scale[i] + 1e-30);
     }
 }
 

@@ -17,8 +17,9 @@ bool applies(const ConvGeometry& g);
 
 // gx = the gradient of the convolution's input for output gradient gy and filters w (NCHW, KCRS, fp32), in the
 // convolutions' precision: fp32, or bf16 (gy and w rounded to bf16, sums in fp32; only where the CPU has
-// AVX512_BF16, which the bf16 policy guarantees, engine/cpu/precision_scope.h). Each input plane is one thread's, summed in a fixed order
-// (filter k, then row r, then column s), so the result does not depend on the thread count.
+// AVX512_BF16, which the bf16 policy guarantees, engine/cpu/precision_scope.h). Each input plane is one thread's,
+// summed in a fixed order (fp32: filter k, then row r, then column s; bf16: filter pair, r, s, then the pair's two
+// filters, thin_conv_data.cpp), so the result does not depend on the thread count.
 // With relu_output (the output y of a relu that gy is the incoming gradient of: the conv2d_relu op), the gradient
 // taken is relu's composed with the convolution's: gy where y is above 0 or NaN, else 0, gated as each plane is
 // copied (no pass of its own).
