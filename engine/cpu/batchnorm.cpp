@@ -1,6 +1,7 @@
 // Batch norm over an [N, C, HW] view: statistics per channel, each row (one image's plane) summed in float lanes
 // (engine/cpu/lane_sum.h), the rows accumulated in double for stability. With `relu` the ReLU after it runs in the
 // same passes (batch_norm_relu).
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -84,26 +85,49 @@ void row_eval_input_gradient(const float* x, const float* gy, float* gx, int64_t
     with_relu(relu, [&](auto r) { eval_input_gradient<decltype(r)::value>(x, gy, gx, n, affine, k); });
 }
 
-// ---- one channel ---------------------------------------------------------------------------------------------------
+// ---- a block of channels -------------------------------------------------------------------------------------------
 
-// Mean and (biased) variance of channel c, two passes.
-void channel_stats(const float* x, AxisView v, int64_t c, double& mean, double& var) {
-    const int64_t m = v.outer * v.inner;
-    double s = 0;
-    for (int64_t n = 0; n < v.outer; ++n) s += lanes::sum(x + (n * v.dim + c) * v.inner, v.inner);
-    mean = s / static_cast<double>(m);
-    double ss = 0;
-    const float mf = static_cast<float>(mean);
-    for (int64_t n = 0; n < v.outer; ++n)
-        ss += lanes::sum_squared_deviation(x + (n * v.dim + c) * v.inner, v.inner, mf);
-    var = ss / static_cast<double>(m);
+// Channels [c0, c1) are one task. A channel's rows (one per image) lie a whole image apart, so with small planes (the
+// deep layers' 4x4 and 8x8) one channel at a time reads scattered 64- and 256-byte pieces; a block of channels reads
+// each image's part of the block as one contiguous run. Blocks span at most about 256 KB, so the passes after the
+// first find them in L2; a plane of 1024 or more floats goes alone. Every channel still sums its rows in image order,
+// so the block size changes no result.
+struct Block {
+    int64_t c0, c1;
+};
+constexpr int64_t kMaxBlock = 64;
+int64_t block_channels(AxisView v) {
+    const int64_t channel_bytes = v.outer * v.inner * static_cast<int64_t>(sizeof(float));
+    return std::max<int64_t>(1, std::min<int64_t>(kMaxBlock, (int64_t(256) << 10) / std::max<int64_t>(channel_bytes, 1)));
 }
 
-void normalize_channel(const float* x, float* y, AxisView v, int64_t c, const ChannelAffine& affine, bool relu) {
-    for (int64_t n = 0; n < v.outer; ++n) {
-        const int64_t at = (n * v.dim + c) * v.inner;
-        row_normalize(x + at, y + at, v.inner, affine, relu);
-    }
+// f(row offset, channel) for every row of the block: image by image, the block's channels in order.
+template <class F>
+void for_rows(AxisView v, Block b, F f) {
+    for (int64_t n = 0; n < v.outer; ++n)
+        for (int64_t c = b.c0; c < b.c1; ++c) f((n * v.dim + c) * v.inner, c);
+}
+
+// f(block) over the channel blocks, in parallel when the tensor is large enough; `dynamic` keeps both threads busy
+// when the blocks are few.
+template <class F>
+void for_blocks(AxisView v, F f) {
+    const int64_t step = block_channels(v), blocks = (v.dim + step - 1) / step;
+#pragma omp parallel for schedule(dynamic, 1) if (v.outer * v.dim * v.inner > kParallelGrain)
+    for (int64_t i = 0; i < blocks; ++i) f(Block{i * step, std::min(v.dim, (i + 1) * step)});
+}
+
+// Mean and (biased) variance of each channel of the block, two passes, each channel's rows summed in image order.
+void block_stats(const float* x, AxisView v, Block b, double* mean, double* var) {
+    const int64_t m = v.outer * v.inner, width = b.c1 - b.c0;
+    double s[kMaxBlock] = {}, ss[kMaxBlock] = {};
+    float mf[kMaxBlock];
+    for_rows(v, b, [&](int64_t at, int64_t c) { s[c - b.c0] += lanes::sum(x + at, v.inner); });
+    for (int64_t j = 0; j < width; ++j) mean[j] = s[j] / static_cast<double>(m), mf[j] = static_cast<float>(mean[j]);
+    for_rows(v, b, [&](int64_t at, int64_t c) {
+        ss[c - b.c0] += lanes::sum_squared_deviation(x + at, v.inner, mf[c - b.c0]);
+    });
+    for (int64_t j = 0; j < width; ++j) var[j] = ss[j] / static_cast<double>(m);
 }
 
 ChannelAffine eval_affine(const float* gamma, const float* beta, const float* running_mean, const float* running_var,
@@ -118,86 +142,99 @@ void CpuBackend::batchnorm_forward_train(const float* x, const float* gamma, con
                                          float* save_mean, float* save_invstd, float* running_mean,
                                          float* running_var, AxisView v, float momentum, float eps, bool relu) {
     const int64_t m = v.outer * v.inner;
-#pragma omp parallel for schedule(dynamic, 1) if (v.outer * v.dim * v.inner > kParallelGrain)
-    for (int64_t c = 0; c < v.dim; ++c) {
-        double mean, var;
-        channel_stats(x, v, c, mean, var);
-        const float invstd = static_cast<float>(1.0 / std::sqrt(var + eps));
-        save_mean[c] = static_cast<float>(mean);
-        save_invstd[c] = invstd;
-        if (running_mean) {
-            // PyTorch: running statistics use the unbiased batch variance.
-            const double unbiased = m > 1 ? var * m / (m - 1) : var;
-            running_mean[c] = static_cast<float>((1 - momentum) * running_mean[c] + momentum * mean);
-            running_var[c] = static_cast<float>((1 - momentum) * running_var[c] + momentum * unbiased);
+    for_blocks(v, [&](Block b) {
+        double mean[kMaxBlock], var[kMaxBlock];
+        ChannelAffine affine[kMaxBlock];
+        block_stats(x, v, b, mean, var);
+        for (int64_t c = b.c0; c < b.c1; ++c) {
+            const int64_t j = c - b.c0;
+            const float invstd = static_cast<float>(1.0 / std::sqrt(var[j] + eps));
+            save_mean[c] = static_cast<float>(mean[j]);
+            save_invstd[c] = invstd;
+            if (running_mean) {
+                // PyTorch: running statistics use the unbiased batch variance.
+                const double unbiased = m > 1 ? var[j] * m / (m - 1) : var[j];
+                running_mean[c] = static_cast<float>((1 - momentum) * running_mean[c] + momentum * mean[j]);
+                running_var[c] = static_cast<float>((1 - momentum) * running_var[c] + momentum * unbiased);
+            }
+            affine[j] = bn::channel_affine(save_mean[c], invstd, gamma ? gamma[c] : 1.f, beta ? beta[c] : 0.f);
         }
-        const ChannelAffine affine =
-            bn::channel_affine(save_mean[c], invstd, gamma ? gamma[c] : 1.f, beta ? beta[c] : 0.f);
-        normalize_channel(x, y, v, c, affine, relu);
-    }
+        for_rows(v, b, [&](int64_t at, int64_t c) { row_normalize(x + at, y + at, v.inner, affine[c - b.c0], relu); });
+    });
 }
 
 void CpuBackend::batchnorm_forward_eval(const float* x, const float* gamma, const float* beta, float* y,
                                         const float* running_mean, const float* running_var, AxisView v,
                                         float eps, bool relu) {
-#pragma omp parallel for schedule(static) if (v.outer * v.dim * v.inner > kParallelGrain)
-    for (int64_t c = 0; c < v.dim; ++c)
-        normalize_channel(x, y, v, c, eval_affine(gamma, beta, running_mean, running_var, c, eps), relu);
+    for_blocks(v, [&](Block b) {
+        ChannelAffine affine[kMaxBlock];
+        for (int64_t c = b.c0; c < b.c1; ++c) affine[c - b.c0] = eval_affine(gamma, beta, running_mean, running_var, c, eps);
+        for_rows(v, b, [&](int64_t at, int64_t c) { row_normalize(x + at, y + at, v.inner, affine[c - b.c0], relu); });
+    });
 }
 
 void CpuBackend::batchnorm_backward_train(const float* x, const float* gamma, const float* beta, const float* gy,
                                           const float* save_mean, const float* save_invstd, float* gx,
                                           float* ggamma, float* gbeta, AxisView v, bool relu) {
     const double m = static_cast<double>(v.outer * v.inner);
-#pragma omp parallel for schedule(dynamic, 1) if (v.outer * v.dim * v.inner > kParallelGrain)
-    for (int64_t c = 0; c < v.dim; ++c) {
-        const float mean = save_mean[c], invstd = save_invstd[c];
-        const float g = gamma ? gamma[c] : 1.f;
-        const ChannelAffine affine = bn::channel_affine(mean, invstd, g, beta ? beta[c] : 0.f);
-        double sum_gy = 0, sum_gy_xhat = 0;
-        for (int64_t n = 0; n < v.outer; ++n) {
-            const int64_t at = (n * v.dim + c) * v.inner;
-            const lanes::GradientSums row = row_gradient_sums(x + at, gy + at, v.inner, mean, affine, relu);
-            sum_gy += row.g;
-            sum_gy_xhat += row.g_centered;
+    for_blocks(v, [&](Block b) {
+        ChannelAffine affine[kMaxBlock];
+        double sum_gy[kMaxBlock] = {}, sum_gy_xhat[kMaxBlock] = {};
+        TrainInputGradient t[kMaxBlock];
+        for (int64_t c = b.c0; c < b.c1; ++c)
+            affine[c - b.c0] = bn::channel_affine(save_mean[c], save_invstd[c], gamma ? gamma[c] : 1.f, beta ? beta[c] : 0.f);
+        for_rows(v, b, [&](int64_t at, int64_t c) {
+            const int64_t j = c - b.c0;
+            const lanes::GradientSums row = row_gradient_sums(x + at, gy + at, v.inner, save_mean[c], affine[j], relu);
+            sum_gy[j] += row.g;
+            sum_gy_xhat[j] += row.g_centered;
+        });
+        for (int64_t c = b.c0; c < b.c1; ++c) {
+            const int64_t j = c - b.c0;
+            const float invstd = save_invstd[c];
+            sum_gy_xhat[j] *= invstd;
+            if (ggamma) ggamma[c] = static_cast<float>(sum_gy_xhat[j]);
+            if (gbeta) gbeta[c] = static_cast<float>(sum_gy[j]);
+            t[j] = {save_mean[c], invstd, (gamma ? gamma[c] : 1.f) * invstd, static_cast<float>(sum_gy[j] / m),
+                    static_cast<float>(sum_gy_xhat[j] / m)};
         }
-        sum_gy_xhat *= invstd;
-        if (ggamma) ggamma[c] = static_cast<float>(sum_gy_xhat);
-        if (gbeta) gbeta[c] = static_cast<float>(sum_gy);
-        if (!gx) continue;
-        const TrainInputGradient t{mean, invstd, g * invstd, static_cast<float>(sum_gy / m),
-                                   static_cast<float>(sum_gy_xhat / m)};
-        for (int64_t n = 0; n < v.outer; ++n) {
-            const int64_t at = (n * v.dim + c) * v.inner;
-            row_train_input_gradient(x + at, gy + at, gx + at, v.inner, affine, relu, t);
-        }
-    }
+        if (!gx) return;
+        for_rows(v, b, [&](int64_t at, int64_t c) {
+            row_train_input_gradient(x + at, gy + at, gx + at, v.inner, affine[c - b.c0], relu, t[c - b.c0]);
+        });
+    });
 }
 
 void CpuBackend::batchnorm_backward_eval(const float* x, const float* gamma, const float* beta, const float* gy,
                                          const float* running_mean, const float* running_var, float* gx,
                                          float* ggamma, float* gbeta, AxisView v, float eps, bool relu) {
-#pragma omp parallel for schedule(static) if (v.outer * v.dim * v.inner > kParallelGrain)
-    for (int64_t c = 0; c < v.dim; ++c) {
-        const float mean = running_mean[c], invstd = 1.f / std::sqrt(running_var[c] + eps);
-        const float k = (gamma ? gamma[c] : 1.f) * invstd;
-        const ChannelAffine affine = eval_affine(gamma, beta, running_mean, running_var, c, eps);
-        // The input gradient needs no statistics of the batch; the sums (reading x too) only serve gamma and beta,
-        // which an eval-mode attack never asks for.
-        const bool sums = ggamma || gbeta;
-        double sum_gy = 0, sum_gy_xhat = 0;
-        for (int64_t n = 0; n < v.outer; ++n) {
-            const int64_t at = (n * v.dim + c) * v.inner;
-            if (sums) {
-                const lanes::GradientSums row = row_gradient_sums(x + at, gy + at, v.inner, mean, affine, relu);
-                sum_gy += row.g;
-                sum_gy_xhat += double(row.g_centered) * invstd;
-            }
-            if (gx) row_eval_input_gradient(x + at, gy + at, gx + at, v.inner, affine, relu, k);
+    // The input gradient needs no statistics of the batch; the sums (reading x too) only serve gamma and beta,
+    // which an eval-mode attack never asks for.
+    const bool sums = ggamma || gbeta;
+    for_blocks(v, [&](Block b) {
+        ChannelAffine affine[kMaxBlock];
+        float k[kMaxBlock], invstd[kMaxBlock];
+        double sum_gy[kMaxBlock] = {}, sum_gy_xhat[kMaxBlock] = {};
+        for (int64_t c = b.c0; c < b.c1; ++c) {
+            const int64_t j = c - b.c0;
+            invstd[j] = 1.f / std::sqrt(running_var[c] + eps);
+            k[j] = (gamma ? gamma[c] : 1.f) * invstd[j];
+            affine[j] = eval_affine(gamma, beta, running_mean, running_var, c, eps);
         }
-        if (ggamma) ggamma[c] = static_cast<float>(sum_gy_xhat);
-        if (gbeta) gbeta[c] = static_cast<float>(sum_gy);
-    }
+        for_rows(v, b, [&](int64_t at, int64_t c) {
+            const int64_t j = c - b.c0;
+            if (sums) {
+                const lanes::GradientSums row = row_gradient_sums(x + at, gy + at, v.inner, running_mean[c], affine[j], relu);
+                sum_gy[j] += row.g;
+                sum_gy_xhat[j] += double(row.g_centered) * invstd[j];
+            }
+            if (gx) row_eval_input_gradient(x + at, gy + at, gx + at, v.inner, affine[j], relu, k[j]);
+        });
+        for (int64_t c = b.c0; c < b.c1; ++c) {
+            if (ggamma) ggamma[c] = static_cast<float>(sum_gy_xhat[c - b.c0]);
+            if (gbeta) gbeta[c] = static_cast<float>(sum_gy[c - b.c0]);
+        }
+    });
 }
 
 }  // namespace cw
