@@ -77,7 +77,7 @@ void GradSink::add(size_t i, Tensor g) {
         return;
     }
     if (read_only_here && !exclusive(in.grad)) in.grad = Tensor(in.grad).clone().impl_ptr();
-    backend(g.device()).axpy(1.f, g.f32(), static_cast<float*>(in.grad->storage->data), g.numel());
+    backend(g.device()).axpy(1.f, g.f32(), static_cast<float*>(in.grad->storage->writable()), g.numel());
 }
 
 bool record(Tensor& out, const char* op, const std::vector<Tensor>& inputs, BackwardFn fn) {

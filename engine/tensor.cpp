@@ -81,22 +81,33 @@ std::string Tensor::describe() const {
     return std::string(dtype_name(dtype())) + shape_str(shape()) + " " + device().str();
 }
 
+// The writable accessors drop the storage's layout copy (engine/layout_copy.h): whoever may write the data makes the
+// copy stale. The const ones read only.
+const float* Tensor::f32() const {
+    if (dtype() != DType::F32) throw Error("expected a float32 tensor, got " + describe());
+    return static_cast<const float*>(impl().storage->data);
+}
 float* Tensor::f32() {
     if (dtype() != DType::F32) throw Error("expected a float32 tensor, got " + describe());
-    return static_cast<float*>(impl().storage->data);
+    return static_cast<float*>(impl().storage->writable());
 }
-const float* Tensor::f32() const { return const_cast<Tensor*>(this)->f32(); }
+const int32_t* Tensor::i32() const {
+    if (dtype() != DType::I32) throw Error("expected an int32 tensor, got " + describe());
+    return static_cast<const int32_t*>(impl().storage->data);
+}
 int32_t* Tensor::i32() {
     if (dtype() != DType::I32) throw Error("expected an int32 tensor, got " + describe());
-    return static_cast<int32_t*>(impl().storage->data);
+    return static_cast<int32_t*>(impl().storage->writable());
 }
-const int32_t* Tensor::i32() const { return const_cast<Tensor*>(this)->i32(); }
 
+const float* Tensor::data() const {
+    if (!device().is_cpu()) throw DeviceError("host access to a tensor on " + device().str() + "; call .to(cpu) first");
+    return f32();
+}
 float* Tensor::data() {
     if (!device().is_cpu()) throw DeviceError("host access to a tensor on " + device().str() + "; call .to(cpu) first");
     return f32();
 }
-const float* Tensor::data() const { return const_cast<Tensor*>(this)->data(); }
 
 std::vector<float> Tensor::to_vector() const {
     std::vector<float> out(static_cast<size_t>(numel()));
@@ -169,7 +180,7 @@ void Tensor::copy_from(const Tensor& src) {
     if (src.shape() != shape() || src.dtype() != dtype())
         throw ShapeError("copy_from: source " + src.describe() + " does not match destination " + describe());
     Tensor moved = src.device() == device() ? src : src.to(device());
-    if (impl().storage->bytes) backend(device()).copy(impl().storage->data, moved.impl().storage->data, impl().storage->bytes);
+    if (impl().storage->bytes) backend(device()).copy(impl().storage->writable(), moved.impl().storage->data, impl().storage->bytes);
 }
 
 void Tensor::fill_(float value) {

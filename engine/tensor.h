@@ -16,11 +16,20 @@ namespace cw {
 class Tensor;
 struct Node;
 
+struct LayoutCopy;
+
 // Raw memory on one device; freed through that device's backend.
 struct Storage {
     void* data = nullptr;
     size_t bytes = 0;
     Device device;
+    // The data in another layout, written beside it by the kernel that wrote it (engine/layout_copy.h); dropped by
+    // every write access (writable()).
+    std::shared_ptr<const LayoutCopy> layout_copy;
+    void* writable() {
+        layout_copy.reset();
+        return data;
+    }
     Storage(size_t bytes, Device device);
     ~Storage();
     Storage(const Storage&) = delete;

@@ -11,9 +11,20 @@ namespace cw::blocked_bias_relu {
 namespace {
 
 #define CW_AVX512F_TARGET __attribute__((target("avx512f")))
+// The loops that may also write the bf16 copy. Their instantiation without it holds no BF16 instruction (the
+// conversion is behind `if constexpr`), so it runs on any AVX-512 CPU; the one with it only where the copy is asked
+// for, which the bf16 policy allows only on CPUs with AVX512_BF16 (engine/cpu/precision_scope.h).
+#define CW_AVX512_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 
-// One (image, channel block): in at its [hw][16] values, out at its first channel's row, bias its 16 channels'.
-CW_AVX512F_TARGET void convert_block(const float* in, __m512 bias, float* out, int64_t hw) {
+// A pixel's 16 channels into the bf16 copy, as bf16_blocked::from_nchw rounds them.
+CW_AVX512_BF16_TARGET inline void store_bf16(uint16_t* to, __m512 v) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), (__m256i)_mm512_cvtneps_pbh(v));
+}
+
+// One (image, channel block): in at its [hw][16] values, out at its first channel's row, bias its 16 channels';
+// with Copy, copy at its [hw][16] bf16 values.
+template <bool Copy>
+CW_AVX512_BF16_TARGET void convert_block(const float* in, __m512 bias, float* out, uint16_t* copy, int64_t hw) {
     const __m512 zero = _mm512_setzero_ps();
     __m512 rows[16];
     for (int64_t p = 0; p < hw; p += 16) {
@@ -24,6 +35,7 @@ CW_AVX512F_TARGET void convert_block(const float* in, __m512 bias, float* out, i
                 continue;
             }
             rows[j] = avx512::relu(_mm512_add_ps(_mm512_loadu_ps(in + (p + j) * 16), bias));
+            if constexpr (Copy) store_bf16(copy + (p + j) * 16, rows[j]);
         }
         avx512::transpose16(rows);
         const __mmask16 mask = avx512::first_lanes(width);
@@ -33,8 +45,11 @@ CW_AVX512F_TARGET void convert_block(const float* in, __m512 bias, float* out, i
 
 // One (image, channel block) pooled: in at its [h][w][16] values, out and argmax at its first channel's pooled plane.
 // Each pooled pixel's 16 channels are one register: the window's four pixels, bias and relu applied, compared in
-// the pool's order, then 16 pooled pixels at a time are transposed into channel rows (the argmax as raw bits).
-CW_AVX512F_TARGET void pool_block(const float* in, __m512 bias, float* out, int32_t* argmax, int64_t h, int64_t w) {
+// the pool's order, then 16 pooled pixels at a time are transposed into channel rows (the argmax as raw bits). With
+// Copy, the pooled pixels also go to copy, at its [h / 2][w / 2][16] bf16 values.
+template <bool Copy>
+CW_AVX512_BF16_TARGET void pool_block(const float* in, __m512 bias, float* out, int32_t* argmax, uint16_t* copy,
+                                      int64_t h, int64_t w) {
     const int64_t pw = w / 2, pooled = (h / 2) * pw;
     __m512 rows[16], at_rows[16];
     for (int64_t q = 0; q < pooled; q += 16) {
@@ -56,6 +71,7 @@ CW_AVX512F_TARGET void pool_block(const float* in, __m512 bias, float* out, int3
             }
             rows[j] = best;
             at_rows[j] = _mm512_castsi512_ps(at);
+            if constexpr (Copy) store_bf16(copy + (q + j) * 16, best);
         }
         avx512::transpose16(rows);
         avx512::transpose16(at_rows);
@@ -69,24 +85,29 @@ CW_AVX512F_TARGET void pool_block(const float* in, __m512 bias, float* out, int3
 
 // The loops over (image, channel block). They load the bias with AVX-512, so they carry the target attribute; the
 // public functions below do not (the header declares them for any caller), hence the one-line forwarding.
-CW_AVX512F_TARGET void convert(const float* blocked, const float* bias, float* y, int64_t n, int64_t c, int64_t hw) {
+template <bool Copy>
+CW_AVX512_BF16_TARGET void convert(const float* blocked, const float* bias, float* y, uint16_t* copy, int64_t n,
+                                   int64_t c, int64_t hw) {
     const int64_t blocks = c / 16;
 #pragma omp parallel for collapse(2) schedule(static) if (n * c * hw > kParallelGrain)
     for (int64_t i = 0; i < n; ++i)
         for (int64_t b = 0; b < blocks; ++b)
-            convert_block(blocked + (i * blocks + b) * hw * 16,
-                          bias ? _mm512_loadu_ps(bias + b * 16) : _mm512_setzero_ps(), y + (i * c + b * 16) * hw, hw);
+            convert_block<Copy>(blocked + (i * blocks + b) * hw * 16,
+                                bias ? _mm512_loadu_ps(bias + b * 16) : _mm512_setzero_ps(), y + (i * c + b * 16) * hw,
+                                Copy ? copy + (i * blocks + b) * hw * 16 : nullptr, hw);
 }
 
-CW_AVX512F_TARGET void convert_pooled(const float* blocked, const float* bias, float* y, int32_t* argmax, int64_t n,
-                                      int64_t c, int64_t h, int64_t w) {
+template <bool Copy>
+CW_AVX512_BF16_TARGET void convert_pooled(const float* blocked, const float* bias, float* y, int32_t* argmax,
+                                          uint16_t* copy, int64_t n, int64_t c, int64_t h, int64_t w) {
     const int64_t blocks = c / 16, pooled = (h / 2) * (w / 2);
 #pragma omp parallel for collapse(2) schedule(static) if (n * c * h * w > kParallelGrain)
     for (int64_t i = 0; i < n; ++i)
         for (int64_t b = 0; b < blocks; ++b) {
             const int64_t at = (i * c + b * 16) * pooled;
-            pool_block(blocked + (i * blocks + b) * h * w * 16,
-                       bias ? _mm512_loadu_ps(bias + b * 16) : _mm512_setzero_ps(), y + at, argmax + at, h, w);
+            pool_block<Copy>(blocked + (i * blocks + b) * h * w * 16,
+                             bias ? _mm512_loadu_ps(bias + b * 16) : _mm512_setzero_ps(), y + at, argmax + at,
+                             Copy ? copy + (i * blocks + b) * pooled * 16 : nullptr, h, w);
         }
 }
 
@@ -97,13 +118,13 @@ bool supported(int64_t channels) {
     return cpu && channels > 0 && channels % 16 == 0;
 }
 
-void to_nchw(const float* blocked, const float* bias, float* y, int64_t n, int64_t c, int64_t hw) {
-    convert(blocked, bias, y, n, c, hw);
+void to_nchw(const float* blocked, const float* bias, float* y, int64_t n, int64_t c, int64_t hw, uint16_t* bf16_copy) {
+    (bf16_copy ? convert<true> : convert<false>)(blocked, bias, y, bf16_copy, n, c, hw);
 }
 
 void to_nchw_maxpool(const float* blocked, const float* bias, float* y, int32_t* argmax, int64_t n, int64_t c,
-                     int64_t h, int64_t w) {
-    convert_pooled(blocked, bias, y, argmax, n, c, h, w);
+                     int64_t h, int64_t w, uint16_t* bf16_copy) {
+    (bf16_copy ? convert_pooled<true> : convert_pooled<false>)(blocked, bias, y, argmax, bf16_copy, n, c, h, w);
 }
 
 }  // namespace cw::blocked_bias_relu

@@ -14,13 +14,16 @@ namespace cw::blocked_bias_relu {
 bool supported(int64_t channels);
 
 // blocked: [n, c / 16, hw, 16] fp32; bias: [c] or null; y: [n, c, hw] fp32. Requires supported(c).
-void to_nchw(const float* blocked, const float* bias, float* y, int64_t n, int64_t c, int64_t hw);
+// With bf16_copy (only on CPUs with AVX512_BF16), y is also written there in nChw16c bf16, [n, c / 16, hw, 16],
+// rounded by VCVTNEPS2BF16 as bf16_blocked::from_nchw rounds it: the same bits, without reading y back.
+void to_nchw(const float* blocked, const float* bias, float* y, int64_t n, int64_t c, int64_t hw,
+             uint16_t* bf16_copy = nullptr);
 
 // The same values max-pooled over 2x2 windows at stride 2: blocked [n, c / 16, h, w, 16] with h and w even; y and
 // argmax [n, c, h / 2, w / 2]. Each window's maximum and its place as the max-pool op takes them
 // (engine/cpu/maxpool2x2.h: the window's four values in row order, a later one taken where it is greater or NaN;
 // argmax the index in its h x w plane), so the result equals to_nchw followed by the pool bit for bit.
 void to_nchw_maxpool(const float* blocked, const float* bias, float* y, int32_t* argmax, int64_t n, int64_t c,
-                     int64_t h, int64_t w);
+                     int64_t h, int64_t w, uint16_t* bf16_copy = nullptr);
 
 }  // namespace cw::blocked_bias_relu

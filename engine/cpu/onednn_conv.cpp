@@ -25,8 +25,10 @@
 #include "dnnl.hpp"
 #include "engine/cpu/bf16_blocked.h"
 #include "engine/cpu/blocked_bias_relu.h"
+#include "engine/cpu/cpu_backend.h"
 #include "engine/cpu/onednn_plans.h"
 #include "engine/error.h"
+#include "engine/layout_copy.h"
 
 namespace cw::onednn_conv {
 
@@ -187,6 +189,33 @@ void* thread_buffer(Slot slot, size_t bytes) {
     return reinterpret_cast<void*>((at + kAlign - 1) & ~uintptr_t(kAlign - 1));
 }
 
+// An activation's nChw16c bf16 copy (engine/layout_copy.h), written by blocked_bias_relu beside the fp32 output of a
+// bf16 conv2d_relu, read by the next bf16 convolution in place of bf16_blocked's conversion of the same values.
+struct Bf16BlockedCopy : LayoutCopy {
+    memory::dims dims;  // [n, c, h, w] of the activation
+    size_t bytes;
+    uint16_t* data;
+    explicit Bf16BlockedCopy(const memory::dims& d)
+        : dims(d), bytes(sizeof(uint16_t) * size_t(d[0] * d[1] * d[2] * d[3])),
+          data(static_cast<uint16_t*>(cpu_backend().allocate(bytes))) {}
+    ~Bf16BlockedCopy() override { cpu_backend().deallocate(data, bytes); }
+};
+
+// The copy of `a` offered on this thread, where it is one of the layout and dims the plan converts `a` into.
+const uint16_t* offered_copy(const float* a, const memory::dims& dims) {
+    const auto* copy = dynamic_cast<const Bf16BlockedCopy*>(layout_copy::offered(a));
+    return copy && copy->dims == dims ? copy->data : nullptr;
+}
+
+// A new copy for the output at `out` with dims [n, c, h, w], where one is asked for and the next convolution can read
+// it: bf16 convolutions, channels bf16_blocked converts (the copy is in the layout it converts into).
+std::shared_ptr<Bf16BlockedCopy> copy_for(const float* out, Precision p, const memory::dims& dims) {
+    if (p != Precision::Bf16 || !layout_copy::requested(out) || !bf16_blocked::supported(dims[1])) return nullptr;
+    return std::make_shared<Bf16BlockedCopy>(dims);
+}
+
+std::atomic<int64_t> copies_read{0};
+
 // What a caller of run() may have done already, or wants done differently.
 struct Options {
     const uint16_t* a_blocked = nullptr;  // a, already converted into the primitive's nChw16c bf16 layout
@@ -194,6 +223,7 @@ struct Options {
     bool bias_relu = false;               // the output brought back by blocked_bias_relu, adding `bias` (or none)
     const float* bias = nullptr;
     int32_t* pool_argmax = nullptr;       // with bias_relu: max-pooled 2x2 on the way, `out` and this pooled
+    Precision precision = Precision::Fp32;  // with bias_relu: bf16 writes a layout copy of `out` where asked
 };
 
 // Whether the plan's output comes back through blocked_bias_relu: an fp32 nChw16c output the kernel takes.
@@ -204,9 +234,13 @@ bool output_takes_bias_relu(const Plan& plan) {
 }
 
 void run(const std::shared_ptr<const Plan>& plan, const float* a, const float* b, float* out,
-         const Options& options = {}) {
+         Options options = {}) {
     dnnl::engine& eng = cpu_engine();
     dnnl::stream& stream = thread_stream();
+    if (!options.a_blocked && !plan->a_to_bf16_blocked.empty()) {
+        options.a_blocked = offered_copy(a, plan->a_to_bf16_blocked);
+        if (options.a_blocked) ++copies_read;
+    }
     // Every buffer first: a later grow would move one a memory object already points at.
     const bool convert_a = !options.a_blocked && (plan->to_a || !plan->a_to_bf16_blocked.empty()),
                convert_b = !options.b_blocked && (plan->to_b || !plan->b_to_bf16_blocked.empty());
@@ -247,15 +281,20 @@ void run(const std::shared_ptr<const Plan>& plan, const float* a, const float* b
     execute(plan->conv, {{plan->arg_a, conv_a}, {plan->arg_b, conv_b}, {plan->arg_out, conv_out}});
     if (options.bias_relu) {
         const memory::dims dims = plan->user_out.dims();
+        const memory::dims out_dims =
+            options.pool_argmax ? memory::dims{dims[0], dims[1], dims[2] / 2, dims[3] / 2} : dims;
+        const std::shared_ptr<Bf16BlockedCopy> copy = copy_for(out, options.precision, out_dims);
+        uint16_t* copy_data = copy ? copy->data : nullptr;
         const auto start = std::chrono::steady_clock::now();
         if (options.pool_argmax)
             blocked_bias_relu::to_nchw_maxpool(static_cast<const float*>(buf_out), options.bias, out,
-                                               options.pool_argmax, dims[0], dims[1], dims[2], dims[3]);
+                                               options.pool_argmax, dims[0], dims[1], dims[2], dims[3], copy_data);
         else
             blocked_bias_relu::to_nchw(static_cast<const float*>(buf_out), options.bias, out, dims[0], dims[1],
-                                       dims[2] * dims[3]);
+                                       dims[2] * dims[3], copy_data);
         const auto took = std::chrono::steady_clock::now() - start;
         reorder_time.add(took), output_reorder_time.add(took);
+        if (copy) layout_copy::put(out, copy);
     } else if (plan->from_out) {
         execute(*plan->from_out, {{DNNL_ARG_FROM, conv_out}, {DNNL_ARG_TO, user_out}});
     }
@@ -272,7 +311,7 @@ bool forward_bias_relu(const float* x, const float* w, const float* bias, float*
     const std::shared_ptr<const Plan> plan = plan_for(g, Direction::Forward, p);
     if (!output_takes_bias_relu(*plan)) return false;
     Options fused;
-    fused.bias_relu = true, fused.bias = bias, fused.pool_argmax = pool_argmax;
+    fused.bias_relu = true, fused.bias = bias, fused.pool_argmax = pool_argmax, fused.precision = p;
     run(plan, x, w, y, fused);
     return true;
 }
@@ -357,12 +396,19 @@ TimeSplit time_split() {
     s.convolutions = convolution_time.calls;
     s.reorders = reorder_time.calls;
     s.reorders_by_bf16_blocked = bf16_blocked_calls;
+    s.layout_copies_read = copies_read;
     return s;
 }
 
 void reset_time_split() {
     for (Counter* c : {&convolution_time, &reorder_time, &output_reorder_time}) c->ns = 0, c->calls = 0;
     bf16_blocked_calls = 0;
+    copies_read = 0;
+}
+
+const uint16_t* bf16_blocked_copy(const LayoutCopy* copy, int64_t n, int64_t c, int64_t h, int64_t w) {
+    const auto* blocked = dynamic_cast<const Bf16BlockedCopy*>(copy);
+    return blocked && blocked->dims == memory::dims{n, c, h, w} ? blocked->data : nullptr;
 }
 
 size_t cached_plans() { return cache.size(); }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/backend.h"
+#include "engine/layout_copy.h"
 
 namespace cw::onednn_conv {
 
@@ -51,9 +52,14 @@ struct TimeSplit {
     double output_reorder_ms = 0;             // of the reorders, those from the primitive's output layout to ours
     int64_t convolutions = 0, reorders = 0;  // executions
     int64_t reorders_by_bf16_blocked = 0;     // of the reorders, those engine/cpu/bf16_blocked.h ran
+    int64_t layout_copies_read = 0;           // conversions not run: the input's layout copy read instead
 };
 TimeSplit time_split();
 void reset_time_split();
+
+// The data of a layout copy (engine/layout_copy.h) this file wrote for an activation of dims [n, c, h, w]: its
+// nChw16c bf16 values, or null where `copy` is none or another kind. For tests and inspection.
+const uint16_t* bf16_blocked_copy(const LayoutCopy* copy, int64_t n, int64_t c, int64_t h, int64_t w);
 
 // Built primitives held by the cache (one per shape, direction, precision and thread count).
 size_t cached_plans();

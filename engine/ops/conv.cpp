@@ -1,6 +1,7 @@
 // 2-d convolution (NCHW input, OIHW weights): alone, followed by relu as one op, and followed by relu and a 2x2
 // max-pool as one op. The backward computes only the gradients asked for: an attack step (InputGradOnly) never runs
 // the weight-gradient GEMM.
+#include "engine/layout_copy.h"
 #include "engine/ops/op_util.h"
 
 namespace cw {
@@ -54,6 +55,9 @@ void fused_conv_gradients(GradSink& sink, const Tensor& x, const Tensor& weight,
     if (gb.defined()) sink.add(2, std::move(gb));
 }
 
+// The layout copy of x's storage (engine/layout_copy.h), offered to the backend calls made while it lives.
+layout_copy::Offer offer_copy(const Tensor& x) { return layout_copy::Offer(x.f32(), x.impl().storage->layout_copy); }
+
 }  // namespace
 
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t stride, int64_t padding) {
@@ -61,12 +65,14 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t
     Tensor y = Tensor::empty({g.n, g.k, g.out_h(), g.out_w()}, DType::F32, x.device());
     const AxisView channels{g.n, g.k, g.out_h() * g.out_w()};
     if (y.numel()) {
+        const layout_copy::Offer copy = offer_copy(x);
         kernels(x).conv2d_forward(x.f32(), weight.f32(), y.f32(), g);
         if (bias.defined()) kernels(x).add_channel_bias(y.f32(), bias.f32(), channels);
     }
     record(y, "conv2d", {x, weight, bias}, [x, weight, g, channels](const Tensor& gy, GradSink& sink) {
         Tensor gx = sink.needs(0) ? Tensor::empty(x.shape(), DType::F32, gy.device()) : Tensor();
         Tensor gw = sink.needs(1) ? Tensor::empty(weight.shape(), DType::F32, gy.device()) : Tensor();
+        const layout_copy::Offer copy = offer_copy(x);
         if (gx.defined() || gw.defined())
             kernels(gy).conv2d_backward(x.f32(), weight.f32(), gy.f32(), gx.defined() ? gx.f32() : nullptr,
                                         gw.defined() ? gw.f32() : nullptr, g);
@@ -87,11 +93,17 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t
 Tensor conv2d_relu(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t stride, int64_t padding) {
     const ConvGeometry g = checked_geometry("conv2d_relu", x, weight, bias, stride, padding);
     Tensor y = Tensor::empty({g.n, g.k, g.out_h(), g.out_w()}, DType::F32, x.device());
-    if (y.numel())
-        kernels(x).conv2d_bias_relu_forward(x.f32(), weight.f32(), bias.defined() ? bias.f32() : nullptr, y.f32(), g);
+    if (y.numel()) {
+        float* out = y.f32();
+        const layout_copy::Offer copy = offer_copy(x);
+        layout_copy::Request request(out);
+        kernels(x).conv2d_bias_relu_forward(x.f32(), weight.f32(), bias.defined() ? bias.f32() : nullptr, out, g);
+        y.impl().storage->layout_copy = request.take();
+    }
     if (!any_needs_grad({&x, &weight, &bias})) return y;
     const Tensor y_saved = y.detach();
     record(y, "conv2d_relu", {x, weight, bias}, [x, weight, y_saved, g](const Tensor& gy, GradSink& sink) {
+        const layout_copy::Offer copy = offer_copy(x);
         fused_conv_gradients(sink, x, weight, gy, g.k, [&](float* gx, float* gw, float* gb) {
             kernels(gy).conv2d_relu_backward(x.f32(), weight.f32(), y_saved.f32(), gy.f32(), gx, gw, gb, g);
         });
@@ -113,12 +125,18 @@ Tensor conv2d_relu_maxpool(const Tensor& x, const Tensor& weight, const Tensor& 
     const Shape pooled{g.n, g.k, pool.out_h(), pool.out_w()};
     Tensor y = Tensor::empty(pooled, DType::F32, x.device());
     Tensor argmax = Tensor::empty(pooled, DType::I32, x.device());
-    if (y.numel())
-        kernels(x).conv2d_bias_relu_maxpool_forward(x.f32(), weight.f32(), bias.defined() ? bias.f32() : nullptr,
-                                                    y.f32(), argmax.i32(), g);
+    if (y.numel()) {
+        float* out = y.f32();
+        const layout_copy::Offer copy = offer_copy(x);
+        layout_copy::Request request(out);
+        kernels(x).conv2d_bias_relu_maxpool_forward(x.f32(), weight.f32(), bias.defined() ? bias.f32() : nullptr, out,
+                                                    argmax.i32(), g);
+        y.impl().storage->layout_copy = request.take();
+    }
     if (!any_needs_grad({&x, &weight, &bias})) return y;
     const Tensor y_saved = y.detach();
     const auto backward = [x, weight, y_saved, argmax, g](const Tensor& gy, GradSink& sink) {
+        const layout_copy::Offer copy = offer_copy(x);
         fused_conv_gradients(sink, x, weight, gy, g.k, [&](float* gx, float* gw, float* gb) {
             kernels(gy).conv2d_relu_maxpool_backward(x.f32(), weight.f32(), y_saved.f32(), argmax.i32(), gy.f32(), gx,
                                                      gw, gb, g);
