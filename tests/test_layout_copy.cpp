@@ -1,6 +1,7 @@
 // The bf16 layout copy a conv2d_relu (and conv2d_relu_maxpool) output kernel writes beside its fp32 output for the
 // next bf16 convolution (engine/layout_copy.h, engine/cpu/onednn_conv.cpp): its bits are bf16_blocked's conversion
 // of the output, a network reading it computes what it computes without it, and a write to the output drops it.
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -117,4 +118,67 @@ TEST_CASE("layout copy: a write to the output drops its copy", "[conv][layout_co
     const std::vector<float> got = conv2d(y, w2, Tensor(), 1, 1).to_vector();
     CHECK(onednn_conv::time_split().layout_copies_read == 0);
     CHECK(differing(got, conv2d(Tensor::full(y.shape(), 0.5f), w2, Tensor(), 1, 1).to_vector()) == 0);
+}
+
+namespace {
+
+// batch_norm_relu over x, in training or eval mode, with fixed statistics and parameters.
+Tensor bn_relu(const Tensor& x, bool training) {
+    const int64_t c = x.size(1);
+    Tensor gamma = randn({c}, 61, 1.f, false), beta = randn({c}, 62, 0.5f, false);
+    Tensor mean = randn({c}, 63, 0.3f, false), var = add(square(randn({c}, 64, 1.f, false)), 0.5f);
+    return batch_norm_relu(x, gamma, beta, mean, var, training);
+}
+
+}  // namespace
+
+TEST_CASE("layout copy: a bf16 batch_norm_relu output's copy is bf16_blocked's conversion, its values unchanged",
+          "[conv][layout_copy][batch_norm]") {
+    require_bf16_setting();
+    const bool training = GENERATE(true, false);
+    INFO((training ? "training" : "eval") << " mode");
+    // 32 channels, two groups of 16, of 32 x 32: 32 KB per channel, so the CPU kernel's blocks (about 256 KB, 8
+    // channels) must be widened to whole groups.
+    // One NaN makes channel 5 all NaN, which relu passes (in y and in the copy).
+    Tensor x = randn({8, 32, 32, 32}, 60, 1.5f, false);
+    x.data()[5 * 32 * 32 + 7] = NAN;
+    Tensor plain;
+    {
+        const Setting fp32(ConvPolicy{ConvPath::OneDnn, ConvPrecision::Fp32});
+        plain = bn_relu(x, training);
+        CHECK(plain.impl().storage->layout_copy == nullptr);
+    }
+    const Setting setting(kBf16);
+    const Tensor y = bn_relu(x, training);
+    CHECK(attached_copy(y) == converted(y));
+    const std::vector<float> a = y.to_vector(), b = plain.to_vector();
+    CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+    // Channels not a multiple of 16, or planes not of 16 pixels: no copy.
+    CHECK(bn_relu(randn({2, 24, 4, 4}, 65, 1.f, false), training).impl().storage->layout_copy == nullptr);
+    CHECK(bn_relu(randn({2, 16, 3, 3}, 66, 1.f, false), training).impl().storage->layout_copy == nullptr);
+}
+
+TEST_CASE("layout copy: a convolution after bf16 batch_norm_relu reads it and computes what it computes without it",
+          "[conv][layout_copy][batch_norm]") {
+    require_bf16_setting();
+    const Setting setting(kBf16);
+    auto run = [](bool drop) {
+        Tensor x = randn({4, 16, 8, 8}, 70, 1.f, false).set_requires_grad(true);
+        Tensor gamma = randn({16}, 71, 1.f, false).set_requires_grad(true);
+        Tensor beta = randn({16}, 72, 0.5f, false).set_requires_grad(true);
+        Tensor mean = Tensor::zeros({16}), var = Tensor::ones({16});
+        Tensor w = randn({32, 16, 3, 3}, 73, 0.3f, false).set_requires_grad(true);
+        onednn_conv::reset_time_split();
+        Tensor y = batch_norm_relu(x, gamma, beta, mean, var, true);
+        if (drop) y.f32();
+        Tensor out = conv2d(y, w, Tensor(), 2, 1);  // stride 2, as a downsampling block's
+        sum(mul(out, randn(out.shape(), 74, 1.f, false))).backward();
+        return std::vector<std::vector<float>>{out.to_vector(), x.grad().to_vector(), gamma.grad().to_vector(),
+                                               beta.grad().to_vector(), w.grad().to_vector(),
+                                               {float(onednn_conv::time_split().layout_copies_read)}};
+    };
+    const auto with = run(false), without = run(true);
+    CHECK(with[5][0] == 2.f);
+    CHECK(without[5][0] == 0.f);
+    for (size_t i = 0; i < 5; ++i) CHECK(differing(with[i], without[i]) == 0);
 }

@@ -6,8 +6,11 @@
 #include <type_traits>
 
 #include "engine/batchnorm_math.h"
+#include "engine/cpu/avx512.h"
 #include "engine/cpu/cpu_backend.h"
 #include "engine/cpu/lane_sum.h"
+#include "engine/cpu/onednn_conv.h"
+#include "engine/layout_copy.h"
 
 namespace cw {
 
@@ -109,10 +112,10 @@ void for_rows(AxisView v, Block b, F f) {
 }
 
 // f(block) over the channel blocks, in parallel when the tensor is large enough; `dynamic` keeps both threads busy
-// when the blocks are few.
+// when the blocks are few. Blocks of a multiple of `multiple` channels (16 where the bf16 copy is written).
 template <class F>
-void for_blocks(AxisView v, F f) {
-    const int64_t step = block_channels(v), blocks = (v.dim + step - 1) / step;
+void for_blocks(AxisView v, F f, int64_t multiple = 1) {
+    const int64_t step = (block_channels(v) + multiple - 1) / multiple * multiple, blocks = (v.dim + step - 1) / step;
 #pragma omp parallel for schedule(dynamic, 1) if (v.outer * v.dim * v.inner > kParallelGrain)
     for (int64_t i = 0; i < blocks; ++i) f(Block{i * step, std::min(v.dim, (i + 1) * step)});
 }
@@ -130,6 +133,58 @@ void block_stats(const float* x, AxisView v, Block b, double* mean, double* var)
     for (int64_t j = 0; j < width; ++j) var[j] = ss[j] / static_cast<double>(m);
 }
 
+// ---- the next convolution's bf16 copy ------------------------------------------------------------------------------
+
+// Under bf16 the normalised output is also written as the next convolution's input, nChw16c bf16
+// (engine/layout_copy.h), where the op asks for it: in groups of 16 channels, 16 pixels at a time, the rows
+// normalised as row_normalize does (the same two roundings and relu's rule), stored, then transposed in registers
+// into pixel vectors and rounded to bf16 as bf16_blocked::from_nchw rounds them.
+struct Copy {
+    uint16_t* data = nullptr;  // null: no copy
+    std::shared_ptr<const LayoutCopy> handle;
+};
+Copy copy_for(const float* y, AxisView v, ConvPolicy policy) {
+    Copy copy;
+    if (policy.precision == ConvPrecision::Bf16 && layout_copy::requested(y) && v.dim % 16 == 0 && v.inner % 16 == 0 &&
+        onednn_conv::cpu_has_bf16())
+        copy.handle = onednn_conv::new_bf16_blocked_copy(v.outer, v.dim, v.inner, &copy.data);
+    return copy;
+}
+
+// Image n's channels [c0, c0 + 16) of y, and of the copy.
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void normalize_group(
+    const float* x, float* y, uint16_t* copy, AxisView v, int64_t n, int64_t c0, const ChannelAffine* affine,
+    bool relu) {
+    const int64_t first = (n * v.dim + c0) * v.inner;
+    uint16_t* to = copy + first;  // [n][c / 16][hw][16] starts where [n][c][hw] does for c0 a multiple of 16
+    for (int64_t p = 0; p < v.inner; p += 16) {
+        __m512 rows[16];
+        for (int j = 0; j < 16; ++j) {
+            const int64_t at = first + j * v.inner + p;
+            __m512 r = _mm512_add_ps(_mm512_mul_ps(_mm512_loadu_ps(x + at), _mm512_set1_ps(affine[j].scale)),
+                                     _mm512_set1_ps(affine[j].shift));
+            if (relu) r = avx512::relu(r);
+            _mm512_storeu_ps(y + at, r);
+            rows[j] = r;
+        }
+        avx512::transpose16(rows);
+        for (int q = 0; q < 16; ++q)
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + (p + q) * 16), (__m256i)_mm512_cvtneps_pbh(rows[q]));
+    }
+}
+
+// The normalising pass over a block: rows, or with a copy 16-channel groups.
+void normalize_block(const float* x, float* y, const Copy& copy, AxisView v, Block b, const ChannelAffine* affine,
+                     bool relu) {
+    if (!copy.data) {
+        for_rows(v, b, [&](int64_t at, int64_t c) { row_normalize(x + at, y + at, v.inner, affine[c - b.c0], relu); });
+        return;
+    }
+    for (int64_t n = 0; n < v.outer; ++n)
+        for (int64_t c0 = b.c0; c0 < b.c1; c0 += 16)
+            normalize_group(x, y, copy.data, v, n, c0, affine + (c0 - b.c0), relu);
+}
+
 ChannelAffine eval_affine(const float* gamma, const float* beta, const float* running_mean, const float* running_var,
                           int64_t c, float eps) {
     return bn::channel_affine(running_mean[c], 1.f / std::sqrt(running_var[c] + eps), gamma ? gamma[c] : 1.f,
@@ -142,6 +197,7 @@ void CpuBackend::batchnorm_forward_train(const float* x, const float* gamma, con
                                          float* save_mean, float* save_invstd, float* running_mean,
                                          float* running_var, AxisView v, float momentum, float eps, bool relu) {
     const int64_t m = v.outer * v.inner;
+    const Copy copy = copy_for(y, v, conv_policy_);
     for_blocks(v, [&](Block b) {
         double mean[kMaxBlock], var[kMaxBlock];
         ChannelAffine affine[kMaxBlock];
@@ -159,18 +215,21 @@ void CpuBackend::batchnorm_forward_train(const float* x, const float* gamma, con
             }
             affine[j] = bn::channel_affine(save_mean[c], invstd, gamma ? gamma[c] : 1.f, beta ? beta[c] : 0.f);
         }
-        for_rows(v, b, [&](int64_t at, int64_t c) { row_normalize(x + at, y + at, v.inner, affine[c - b.c0], relu); });
-    });
+        normalize_block(x, y, copy, v, b, affine, relu);
+    }, copy.data ? 16 : 1);
+    if (copy.data) layout_copy::put(y, copy.handle);
 }
 
 void CpuBackend::batchnorm_forward_eval(const float* x, const float* gamma, const float* beta, float* y,
                                         const float* running_mean, const float* running_var, AxisView v,
                                         float eps, bool relu) {
+    const Copy copy = copy_for(y, v, conv_policy_);
     for_blocks(v, [&](Block b) {
         ChannelAffine affine[kMaxBlock];
         for (int64_t c = b.c0; c < b.c1; ++c) affine[c - b.c0] = eval_affine(gamma, beta, running_mean, running_var, c, eps);
-        for_rows(v, b, [&](int64_t at, int64_t c) { row_normalize(x + at, y + at, v.inner, affine[c - b.c0], relu); });
-    });
+        normalize_block(x, y, copy, v, b, affine, relu);
+    }, copy.data ? 16 : 1);
+    if (copy.data) layout_copy::put(y, copy.handle);
 }
 
 void CpuBackend::batchnorm_backward_train(const float* x, const float* gamma, const float* beta, const float* gy,

@@ -189,29 +189,32 @@ void* thread_buffer(Slot slot, size_t bytes) {
     return reinterpret_cast<void*>((at + kAlign - 1) & ~uintptr_t(kAlign - 1));
 }
 
-// An activation's nChw16c bf16 copy (engine/layout_copy.h), written by blocked_bias_relu beside the fp32 output of a
-// bf16 conv2d_relu, read by the next bf16 convolution in place of bf16_blocked's conversion of the same values.
+// An activation's nChw16c bf16 copy (engine/layout_copy.h), written beside the fp32 activation by the kernel that
+// wrote it (blocked_bias_relu for a bf16 conv2d_relu, batch norm under bf16), read by the next bf16 convolution in
+// place of bf16_blocked's conversion of the same values. [n, c, h, w] and [n, c, h * w, 1] lie the same in memory,
+// so the planes are kept by their size alone.
 struct Bf16BlockedCopy : LayoutCopy {
-    memory::dims dims;  // [n, c, h, w] of the activation
+    int64_t n, c, hw;
     size_t bytes;
     uint16_t* data;
-    explicit Bf16BlockedCopy(const memory::dims& d)
-        : dims(d), bytes(sizeof(uint16_t) * size_t(d[0] * d[1] * d[2] * d[3])),
+    Bf16BlockedCopy(int64_t n_, int64_t c_, int64_t hw_)
+        : n(n_), c(c_), hw(hw_), bytes(sizeof(uint16_t) * size_t(n_ * c_ * hw_)),
           data(static_cast<uint16_t*>(cpu_backend().allocate(bytes))) {}
     ~Bf16BlockedCopy() override { cpu_backend().deallocate(data, bytes); }
+    bool fits(int64_t n_, int64_t c_, int64_t hw_) const { return n == n_ && c == c_ && hw == hw_; }
 };
 
 // The copy of `a` offered on this thread, where it is one of the layout and dims the plan converts `a` into.
 const uint16_t* offered_copy(const float* a, const memory::dims& dims) {
     const auto* copy = dynamic_cast<const Bf16BlockedCopy*>(layout_copy::offered(a));
-    return copy && copy->dims == dims ? copy->data : nullptr;
+    return copy && copy->fits(dims[0], dims[1], dims[2] * dims[3]) ? copy->data : nullptr;
 }
 
 // A new copy for the output at `out` with dims [n, c, h, w], where one is asked for and the next convolution can read
 // it: bf16 convolutions, channels bf16_blocked converts (the copy is in the layout it converts into).
 std::shared_ptr<Bf16BlockedCopy> copy_for(const float* out, Precision p, const memory::dims& dims) {
     if (p != Precision::Bf16 || !layout_copy::requested(out) || !bf16_blocked::supported(dims[1])) return nullptr;
-    return std::make_shared<Bf16BlockedCopy>(dims);
+    return std::make_shared<Bf16BlockedCopy>(dims[0], dims[1], dims[2] * dims[3]);
 }
 
 std::atomic<int64_t> copies_read{0};
@@ -408,7 +411,13 @@ void reset_time_split() {
 
 const uint16_t* bf16_blocked_copy(const LayoutCopy* copy, int64_t n, int64_t c, int64_t h, int64_t w) {
     const auto* blocked = dynamic_cast<const Bf16BlockedCopy*>(copy);
-    return blocked && blocked->dims == memory::dims{n, c, h, w} ? blocked->data : nullptr;
+    return blocked && blocked->fits(n, c, h * w) ? blocked->data : nullptr;
+}
+
+std::shared_ptr<const LayoutCopy> new_bf16_blocked_copy(int64_t n, int64_t c, int64_t hw, uint16_t** data) {
+    auto copy = std::make_shared<Bf16BlockedCopy>(n, c, hw);
+    *data = copy->data;
+    return copy;
 }
 
 size_t cached_plans() { return cache.size(); }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
 #include "engine/backend.h"
@@ -60,6 +61,9 @@ void reset_time_split();
 // The data of a layout copy (engine/layout_copy.h) this file wrote for an activation of dims [n, c, h, w]: its
 // nChw16c bf16 values, or null where `copy` is none or another kind. For tests and inspection.
 const uint16_t* bf16_blocked_copy(const LayoutCopy* copy, int64_t n, int64_t c, int64_t h, int64_t w);
+
+// A new such copy of an activation [n, c, hw] (c a multiple of 16), for another kernel to write (*data) and hand over.
+std::shared_ptr<const LayoutCopy> new_bf16_blocked_copy(int64_t n, int64_t c, int64_t hw, uint16_t** data);
 
 // Built primitives held by the cache (one per shape, direction, precision and thread count).
 size_t cached_plans();
