@@ -53,4 +53,10 @@ __attribute__((target("avx512f"))) inline __m512 relu_gated(__m512 gy, __m512 y)
 }
 __attribute__((target("avx512f"))) inline __m512 relu(__m512 v) { return relu_gated(v, v); }
 
+// 16 floats rounded to bf16 (to nearest, ties to even: VCVTNEPS2BF16, the instruction oneDNN's reorders use) and
+// stored at `to`: a pixel's 16 channels in oneDNN's nChw16c bf16 layout. Only on CPUs with AVX512_BF16.
+__attribute__((target("avx512f,avx512bf16"))) inline void store_bf16(uint16_t* to, __m512 v) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), (__m256i)_mm512_cvtneps_pbh(v));
+}
+
 }  // namespace cw::avx512

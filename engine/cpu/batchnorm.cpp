@@ -145,9 +145,8 @@ struct Copy {
 };
 Copy copy_for(const float* y, AxisView v, ConvPolicy policy) {
     Copy copy;
-    if (policy.precision == ConvPrecision::Bf16 && layout_copy::requested(y) && v.dim % 16 == 0 && v.inner % 16 == 0 &&
-        onednn_conv::cpu_has_bf16())
-        copy.handle = onednn_conv::new_bf16_blocked_copy(v.outer, v.dim, v.inner, &copy.data);
+    if (policy.precision == ConvPrecision::Bf16 && v.inner % 16 == 0 && onednn_conv::cpu_has_bf16())
+        copy.handle = onednn_conv::requested_bf16_blocked_copy(y, v.outer, v.dim, v.inner, &copy.data);
     return copy;
 }
 
@@ -169,7 +168,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void normalize_g
         }
         avx512::transpose16(rows);
         for (int q = 0; q < 16; ++q)
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + (p + q) * 16), (__m256i)_mm512_cvtneps_pbh(rows[q]));
+            avx512::store_bf16(to + (p + q) * 16, rows[q]);
     }
 }
 

@@ -34,7 +34,7 @@ CW_BF16_TARGET void convert_block(const float* x, const float* y, uint16_t* out,
         }
         avx512::transpose16(rows);
         for (int64_t j = 0; j < width; ++j) {
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (p + j) * 16), (__m256i)_mm512_cvtneps_pbh(rows[j]));
+            avx512::store_bf16(out + (p + j) * 16, rows[j]);
             if constexpr (Summed) total = _mm512_add_ps(total, rows[j]);
         }
     }

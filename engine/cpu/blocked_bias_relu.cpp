@@ -16,10 +16,6 @@ namespace {
 // for, which the bf16 policy allows only on CPUs with AVX512_BF16 (engine/cpu/precision_scope.h).
 #define CW_AVX512_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 
-// A pixel's 16 channels into the bf16 copy, as bf16_blocked::from_nchw rounds them.
-CW_AVX512_BF16_TARGET inline void store_bf16(uint16_t* to, __m512 v) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), (__m256i)_mm512_cvtneps_pbh(v));
-}
 
 // One (image, channel block): in at its [hw][16] values, out at its first channel's row, bias its 16 channels';
 // with Copy, copy at its [hw][16] bf16 values.
@@ -35,7 +31,7 @@ CW_AVX512_BF16_TARGET void convert_block(const float* in, __m512 bias, float* ou
                 continue;
             }
             rows[j] = avx512::relu(_mm512_add_ps(_mm512_loadu_ps(in + (p + j) * 16), bias));
-            if constexpr (Copy) store_bf16(copy + (p + j) * 16, rows[j]);
+            if constexpr (Copy) avx512::store_bf16(copy + (p + j) * 16, rows[j]);
         }
         avx512::transpose16(rows);
         const __mmask16 mask = avx512::first_lanes(width);
@@ -71,7 +67,7 @@ CW_AVX512_BF16_TARGET void pool_block(const float* in, __m512 bias, float* out, 
             }
             rows[j] = best;
             at_rows[j] = _mm512_castsi512_ps(at);
-            if constexpr (Copy) store_bf16(copy + (q + j) * 16, best);
+            if constexpr (Copy) avx512::store_bf16(copy + (q + j) * 16, best);
         }
         avx512::transpose16(rows);
         avx512::transpose16(at_rows);

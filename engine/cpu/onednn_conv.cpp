@@ -210,13 +210,6 @@ const uint16_t* offered_copy(const float* a, const memory::dims& dims) {
     return copy && copy->fits(dims[0], dims[1], dims[2] * dims[3]) ? copy->data : nullptr;
 }
 
-// A new copy for the output at `out` with dims [n, c, h, w], where one is asked for and the next convolution can read
-// it: bf16 convolutions, channels bf16_blocked converts (the copy is in the layout it converts into).
-std::shared_ptr<Bf16BlockedCopy> copy_for(const float* out, Precision p, const memory::dims& dims) {
-    if (p != Precision::Bf16 || !layout_copy::requested(out) || !bf16_blocked::supported(dims[1])) return nullptr;
-    return std::make_shared<Bf16BlockedCopy>(dims[0], dims[1], dims[2] * dims[3]);
-}
-
 std::atomic<int64_t> copies_read{0};
 
 // What a caller of run() may have done already, or wants done differently.
@@ -286,8 +279,11 @@ void run(const std::shared_ptr<const Plan>& plan, const float* a, const float* b
         const memory::dims dims = plan->user_out.dims();
         const memory::dims out_dims =
             options.pool_argmax ? memory::dims{dims[0], dims[1], dims[2] / 2, dims[3] / 2} : dims;
-        const std::shared_ptr<Bf16BlockedCopy> copy = copy_for(out, options.precision, out_dims);
-        uint16_t* copy_data = copy ? copy->data : nullptr;
+        uint16_t* copy_data = nullptr;
+        const std::shared_ptr<const LayoutCopy> copy =
+            options.precision == Precision::Bf16
+                ? requested_bf16_blocked_copy(out, out_dims[0], out_dims[1], out_dims[2] * out_dims[3], &copy_data)
+                : nullptr;
         const auto start = std::chrono::steady_clock::now();
         if (options.pool_argmax)
             blocked_bias_relu::to_nchw_maxpool(static_cast<const float*>(buf_out), options.bias, out,
@@ -414,7 +410,10 @@ const uint16_t* bf16_blocked_copy(const LayoutCopy* copy, int64_t n, int64_t c, 
     return blocked && blocked->fits(n, c, h * w) ? blocked->data : nullptr;
 }
 
-std::shared_ptr<const LayoutCopy> new_bf16_blocked_copy(int64_t n, int64_t c, int64_t hw, uint16_t** data) {
+std::shared_ptr<const LayoutCopy> requested_bf16_blocked_copy(const float* out, int64_t n, int64_t c, int64_t hw,
+                                                              uint16_t** data) {
+    *data = nullptr;
+    if (!layout_copy::requested(out) || !bf16_blocked::supported(c)) return nullptr;
     auto copy = std::make_shared<Bf16BlockedCopy>(n, c, hw);
     *data = copy->data;
     return copy;

@@ -62,8 +62,11 @@ void reset_time_split();
 // nChw16c bf16 values, or null where `copy` is none or another kind. For tests and inspection.
 const uint16_t* bf16_blocked_copy(const LayoutCopy* copy, int64_t n, int64_t c, int64_t h, int64_t w);
 
-// A new such copy of an activation [n, c, hw] (c a multiple of 16), for another kernel to write (*data) and hand over.
-std::shared_ptr<const LayoutCopy> new_bf16_blocked_copy(int64_t n, int64_t c, int64_t hw, uint16_t** data);
+// A new such copy of the activation at `out`, [n, c, hw], for the kernel writing `out` to fill (*data) and hand over
+// (layout_copy::put): where the calling op asked for one (layout_copy::requested) and bf16_blocked takes c channels;
+// null otherwise. The caller decides that its output goes to bf16 convolutions.
+std::shared_ptr<const LayoutCopy> requested_bf16_blocked_copy(const float* out, int64_t n, int64_t c, int64_t hw,
+                                                              uint16_t** data);
 
 // Built primitives held by the cache (one per shape, direction, precision and thread count).
 size_t cached_plans();

@@ -1,7 +1,6 @@
 // 2-d convolution (NCHW input, OIHW weights): alone, followed by relu as one op, and followed by relu and a 2x2
 // max-pool as one op. The backward computes only the gradients asked for: an attack step (InputGradOnly) never runs
 // the weight-gradient GEMM.
-#include "engine/layout_copy.h"
 #include "engine/ops/op_util.h"
 
 namespace cw {
@@ -94,11 +93,10 @@ Tensor conv2d_relu(const Tensor& x, const Tensor& weight, const Tensor& bias, in
     const ConvGeometry g = checked_geometry("conv2d_relu", x, weight, bias, stride, padding);
     Tensor y = Tensor::empty({g.n, g.k, g.out_h(), g.out_w()}, DType::F32, x.device());
     if (y.numel()) {
-        float* out = y.f32();
         const layout_copy::Offer copy = offer_copy(x);
-        layout_copy::Request request(out);
-        kernels(x).conv2d_bias_relu_forward(x.f32(), weight.f32(), bias.defined() ? bias.f32() : nullptr, out, g);
-        y.impl().storage->layout_copy = request.take();
+        write_with_layout_copy(y, [&](float* out) {
+            kernels(x).conv2d_bias_relu_forward(x.f32(), weight.f32(), bias.defined() ? bias.f32() : nullptr, out, g);
+        });
     }
     if (!any_needs_grad({&x, &weight, &bias})) return y;
     const Tensor y_saved = y.detach();
@@ -126,12 +124,11 @@ Tensor conv2d_relu_maxpool(const Tensor& x, const Tensor& weight, const Tensor& 
     Tensor y = Tensor::empty(pooled, DType::F32, x.device());
     Tensor argmax = Tensor::empty(pooled, DType::I32, x.device());
     if (y.numel()) {
-        float* out = y.f32();
         const layout_copy::Offer copy = offer_copy(x);
-        layout_copy::Request request(out);
-        kernels(x).conv2d_bias_relu_maxpool_forward(x.f32(), weight.f32(), bias.defined() ? bias.f32() : nullptr, out,
-                                                    argmax.i32(), g);
-        y.impl().storage->layout_copy = request.take();
+        write_with_layout_copy(y, [&](float* out) {
+            kernels(x).conv2d_bias_relu_maxpool_forward(x.f32(), weight.f32(), bias.defined() ? bias.f32() : nullptr,
+                                                        out, argmax.i32(), g);
+        });
     }
     if (!any_needs_grad({&x, &weight, &bias})) return y;
     const Tensor y_saved = y.detach();

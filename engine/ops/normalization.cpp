@@ -1,5 +1,4 @@
 // Batch normalisation and dropout: the two ops whose behaviour depends on train/eval mode.
-#include "engine/layout_copy.h"
 #include "engine/ops/op_util.h"
 
 namespace cw {
@@ -28,12 +27,11 @@ Tensor batch_norm_op(const Tensor& x, const Tensor& gamma, const Tensor& beta, T
     if (training) {
         Tensor save_mean = Tensor::empty({c}, DType::F32, x.device());
         Tensor save_invstd = Tensor::empty({c}, DType::F32, x.device());
-        float* out = y.f32();
-        layout_copy::Request request(out);  // the next convolution's input in its own layout, where a backend writes one
-        kernels(x).batchnorm_forward_train(x.f32(), gamma.f32(), beta.f32(), out, save_mean.f32(),
-                                           save_invstd.f32(), running_mean.f32(), running_var.f32(), v, momentum, eps,
-                                           relu);
-        y.impl().storage->layout_copy = request.take();
+        write_with_layout_copy(y, [&](float* out) {
+            kernels(x).batchnorm_forward_train(x.f32(), gamma.f32(), beta.f32(), out, save_mean.f32(),
+                                               save_invstd.f32(), running_mean.f32(), running_var.f32(), v, momentum,
+                                               eps, relu);
+        });
         record(y, relu ? "batch_norm_relu(train)" : "batch_norm(train)", {x, gamma, beta},
                [x, gamma, beta, save_mean, save_invstd, v, relu](const Tensor& gy, GradSink& sink) {
                    Tensor gx = sink.needs(0) ? Tensor::empty(x.shape(), DType::F32, gy.device()) : Tensor();
@@ -48,11 +46,10 @@ Tensor batch_norm_op(const Tensor& x, const Tensor& gamma, const Tensor& beta, T
                    if (gb.defined()) sink.add(2, std::move(gb));
                });
     } else {
-        float* out = y.f32();
-        layout_copy::Request request(out);
-        kernels(x).batchnorm_forward_eval(x.f32(), gamma.f32(), beta.f32(), out, running_mean.f32(),
-                                          running_var.f32(), v, eps, relu);
-        y.impl().storage->layout_copy = request.take();
+        write_with_layout_copy(y, [&](float* out) {
+            kernels(x).batchnorm_forward_eval(x.f32(), gamma.f32(), beta.f32(), out, running_mean.f32(),
+                                              running_var.f32(), v, eps, relu);
+        });
         if (!any_needs_grad({&x, &gamma, &beta})) return y;
         // The statistics are captured by value: later training steps may update them in place.
         Tensor mean_now = running_mean.clone(), var_now = running_var.clone();

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "engine/backend.h"
+#include "engine/layout_copy.h"
 #include "engine/ops.h"
 
 namespace cw::detail {
@@ -23,5 +24,15 @@ BroadcastIndex reduce_index(const Shape& target, const Shape& out);
 Tensor sum_to_shape(const Tensor& x, const Shape& target);
 
 AxisView axis_view(const Shape& s, int dim);
+
+// write(out) fills y's storage; a layout copy the backend writes beside it for the next op (engine/layout_copy.h) is
+// asked for around the call and kept on the storage.
+template <class Write>
+void write_with_layout_copy(Tensor& y, Write write) {
+    float* out = y.f32();
+    layout_copy::Request request(out);
+    write(out);
+    y.impl().storage->layout_copy = request.take();
+}
 
 }  // namespace cw::detail
