@@ -34,6 +34,7 @@
 #include "engine/backend.h"
 #include "engine/cpu/cpu_backend.h"
 #include "engine/cpu/onednn_conv.h"
+#include "engine/layout_copy.h"
 #include "engine/ops.h"
 #include "nn/model_registry.h"
 #include "nn/optim.h"
@@ -129,7 +130,10 @@ void bench_workload(const Workload& w, double sgemm, const std::vector<cw_bench:
     };
 
     if (!w.pgd_at_only) {
+        // Each step in a layout_copy::KeepScope, as the trainer's (train/trainer.cpp); an evaluation keeps one
+        // open throughout (eval/evaluator.cpp), so the input-gradient row runs in one.
         auto train_step = [&](const Batch& b) {
+            const layout_copy::KeepScope keep_converted_weights;
             model->train();
             opt.zero_grad();
             cross_entropy((*model)(b.images), b.labels).backward();
@@ -142,6 +146,7 @@ void bench_workload(const Workload& w, double sgemm, const std::vector<cw_bench:
             Tensor xa = b.images.detach().set_requires_grad(true);
             cross_entropy((*model)(xa), b.labels).backward();
         };
+        const layout_copy::KeepScope evaluation;
         print_row(w, "input_grad", measure(input_grad_step, 2, w.reps), sgemm);
     }
 
@@ -152,6 +157,7 @@ void bench_workload(const Workload& w, double sgemm, const std::vector<cw_bench:
     std::printf("%-16s %s (the step below leaves out the clean forward)\n", w.arch.c_str(), method.describe().c_str());
     Rng method_rng(2);
     auto at_step = [&](const Batch& b) {
+        const layout_copy::KeepScope keep_converted_weights;
         model->train();
         train::BatchInput in{*model, b.images, b.labels, b.host_labels, 0, 0, 10, method_rng};
         const train::BatchLoss loss = method.batch_loss(in);

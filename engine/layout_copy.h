@@ -39,21 +39,46 @@ private:
 bool requested(const float* out);
 void put(const float* out, std::shared_ptr<const LayoutCopy> copy);
 
-// Offers, while alive, `copy` (may be null) as the copy of the input at `data`.
+// Where an input's copy lives: its storage's Storage::layout_copy.
+using Slot = std::shared_ptr<const LayoutCopy>;
+
+// Offers, while alive, the copy in `*slot` (may be empty) as the copy of the input at `data`. Offers nest (a
+// convolution offers its input and its weights at once): up to four per thread, the innermost looked at first; one
+// beyond them is not made, and the kernel converts as it would without copies.
+// With `keep` (a convolution's weights), a kernel that converts the input anyway may also leave its conversion in the
+// slot for later calls to read, while a KeepScope is open (below).
 class Offer {
 public:
-    Offer(const float* data, std::shared_ptr<const LayoutCopy> copy);
+    Offer(const float* data, const Slot* slot);
+    Offer(const float* data, std::shared_ptr<Slot> keep);
     ~Offer();
     Offer(const Offer&) = delete;
     Offer& operator=(const Offer&) = delete;
 
 private:
-    const float* previous_data_;
-    std::shared_ptr<const LayoutCopy> previous_copy_;
+    bool held_;
 };
 
 // For kernels: the copy offered on this thread for the input at `data`, or null.
 const LayoutCopy* offered(const float* data);
+// For kernels: whether a conversion of the input at `data` may be kept (offered with `keep`, a KeepScope open), and
+// keeping `copy` (which replaces what its slot held, and must hold it too). keep() does nothing where not keepable.
+bool keepable(const float* data);
+void keep(const float* data, std::shared_ptr<const LayoutCopy> copy);
+
+// While alive on this thread, conversions of inputs offered with `keep` are kept, and when the outermost scope ends
+// every one kept in it is dropped. Kept weights are read again only inside the scope, so the scope is a promise:
+// while it is open, parameters are written only through a fresh write access (Tensor::f32(), data(), copy_from,
+// fill_, each of which drops what was kept), never through a pointer taken before a later op call. The trainer's
+// step and an evaluation open one (PyTorch's autocast keeps its bf16 weights for one autocast region likewise);
+// code outside any scope, a finite-difference check writing through a held pointer say, never meets a kept one.
+class KeepScope {
+public:
+    KeepScope();
+    ~KeepScope();
+    KeepScope(const KeepScope&) = delete;
+    KeepScope& operator=(const KeepScope&) = delete;
+};
 
 }  // namespace layout_copy
 }  // namespace cw

@@ -14,6 +14,7 @@
 #include "attacks/ensemble.h"
 #include "eval/eval_state.h"
 #include "eval/fingerprint_difference.h"
+#include "engine/layout_copy.h"
 #include "engine/ops.h"
 #include "util/format.h"
 
@@ -387,10 +388,15 @@ EvalOutcome Run::go() {
     CW_CHECK(!opt_.info.classes.empty(), Error, "evaluator: no class names (EvalOptions::info.classes)");
     CW_CHECK(data_.num_batches > 0, Error, "evaluator: no batches to evaluate");
     load_or_start();
-    clean_pass();
-    for (size_t a = 0; a < attacks_.size(); ++a) {
-        if (auto* ens = dynamic_cast<Ensemble*>(attacks_[a])) ensemble_attack(a, *ens);
-        else plain_attack(a);
+    {
+        // Nothing writes the model during an evaluation: convolutions convert their weights once
+        // (engine/layout_copy.h).
+        const layout_copy::KeepScope keep_converted_weights;
+        clean_pass();
+        for (size_t a = 0; a < attacks_.size(); ++a) {
+            if (auto* ens = dynamic_cast<Ensemble*>(attacks_[a])) ensemble_attack(a, *ens);
+            else plain_attack(a);
+        }
     }
 
     EvalOutcome out;

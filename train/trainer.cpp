@@ -10,6 +10,7 @@
 #include "attacks/registry.h"
 #include "engine/autograd.h"
 #include "engine/cpu/precision_scope.h"
+#include "engine/layout_copy.h"
 #include "util/atomic_file.h"
 #include "nn/ema.h"
 #include "nn/progress.h"
@@ -313,6 +314,9 @@ struct Trainer::Impl {
     void train_batch(const data::Batch& b, int64_t i, double lr, StepsCsv* steps_csv, const std::vector<Tensor*>& params,
                      nn::Progress& progress) {
         const ConvPrecisionScope precision(c.step_precision);
+        // The parameters are written only by the optimiser's step (a fresh write access): convolutions may keep
+        // their weights' conversions for the attack's steps and the training step (engine/layout_copy.h).
+        const layout_copy::KeepScope keep_converted_weights;
         opt->set_lr(static_cast<float>(lr));
         const std::vector<int32_t> y = b.labels.to_int_vector();
         BatchInput in{*s.model, b.images, b.labels, y, epoch, i, C, method_rng};

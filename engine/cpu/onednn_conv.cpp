@@ -210,12 +210,33 @@ const uint16_t* offered_copy(const float* a, const memory::dims& dims) {
     return copy && copy->fits(dims[0], dims[1], dims[2] * dims[3]) ? copy->data : nullptr;
 }
 
-std::atomic<int64_t> copies_read{0};
+std::atomic<int64_t> copies_read{0}, weights_kept_read{0};
+
+// A weight tensor's conversions into the primitives' layouts (a forward's, a data gradient's), kept on its storage
+// (engine/layout_copy.h) from the first call that converts them until the weights are next written (the optimiser's
+// step drops them): an attack's steps and the training step then convert each weight once per layout instead of
+// at every call, as PyTorch's autocast keeps its bf16 weights within a step.
+struct ConvertedWeights : LayoutCopy {
+    struct Entry {
+        memory::desc layout;
+        std::shared_ptr<void> data;
+    };
+    std::vector<Entry> entries;
+    const void* find(const memory::desc& layout) const {
+        for (const Entry& e : entries)
+            if (e.layout == layout) return e.data.get();
+        return nullptr;
+    }
+};
+
+std::shared_ptr<void> allocate_shared(size_t bytes) {
+    return std::shared_ptr<void>(cpu_backend().allocate(bytes), [bytes](void* p) { cpu_backend().deallocate(p, bytes); });
+}
 
 // What a caller of run() may have done already, or wants done differently.
 struct Options {
     const uint16_t* a_blocked = nullptr;  // a, already converted into the primitive's nChw16c bf16 layout
-    const uint16_t* b_blocked = nullptr;  // b, likewise
+    const void* b_blocked = nullptr;      // b, likewise (or in the primitive's weights layout, kept)
     bool bias_relu = false;               // the output brought back by blocked_bias_relu, adding `bias` (or none)
     const float* bias = nullptr;
     int32_t* pool_argmax = nullptr;       // with bias_relu: max-pooled 2x2 on the way, `out` and this pooled
@@ -237,11 +258,18 @@ void run(const std::shared_ptr<const Plan>& plan, const float* a, const float* b
         options.a_blocked = offered_copy(a, plan->a_to_bf16_blocked);
         if (options.a_blocked) ++copies_read;
     }
+    // Weights (b of a forward or data gradient) converted by an earlier call, or to keep once converted.
+    const auto* kept = plan->to_b && !options.b_blocked
+                           ? dynamic_cast<const ConvertedWeights*>(layout_copy::offered(b))
+                           : nullptr;
+    if (kept && (options.b_blocked = kept->find(plan->conv_b))) ++weights_kept_read;
+    const bool keep_b = plan->to_b && !options.b_blocked && layout_copy::keepable(b);
+    std::shared_ptr<void> kept_b = keep_b ? allocate_shared(plan->conv_b.get_size()) : nullptr;
     // Every buffer first: a later grow would move one a memory object already points at.
     const bool convert_a = !options.a_blocked && (plan->to_a || !plan->a_to_bf16_blocked.empty()),
                convert_b = !options.b_blocked && (plan->to_b || !plan->b_to_bf16_blocked.empty());
     void* buf_a = convert_a ? thread_buffer(kSlotA, plan->conv_a.get_size()) : nullptr;
-    void* buf_b = convert_b ? thread_buffer(kSlotB, plan->conv_b.get_size()) : nullptr;
+    void* buf_b = kept_b ? kept_b.get() : convert_b ? thread_buffer(kSlotB, plan->conv_b.get_size()) : nullptr;
     void* buf_out = plan->from_out ? thread_buffer(kSlotOut, plan->conv_out.get_size()) : nullptr;
     void* buf_scratchpad = thread_buffer(kSlotScratchpad, plan->scratchpad_bytes);
 
@@ -260,7 +288,7 @@ void run(const std::shared_ptr<const Plan>& plan, const float* a, const float* b
     const memory conv_a = options.a_blocked ? memory(plan->conv_a, eng, const_cast<uint16_t*>(options.a_blocked))
                           : convert_a       ? memory(plan->conv_a, eng, buf_a)
                                             : user_a;
-    const memory conv_b = options.b_blocked ? memory(plan->conv_b, eng, const_cast<uint16_t*>(options.b_blocked))
+    const memory conv_b = options.b_blocked ? memory(plan->conv_b, eng, const_cast<void*>(options.b_blocked))
                           : convert_b       ? memory(plan->conv_b, eng, buf_b)
                                             : user_b;
     const memory conv_out = plan->from_out ? memory(plan->conv_out, eng, buf_out) : user_out;
@@ -274,6 +302,12 @@ void run(const std::shared_ptr<const Plan>& plan, const float* a, const float* b
     else if (convert_a) execute(*plan->to_a, {{DNNL_ARG_FROM, user_a}, {DNNL_ARG_TO, conv_a}});
     if (convert_b && !plan->b_to_bf16_blocked.empty()) convert(plan->b_to_bf16_blocked, b, buf_b);
     else if (convert_b) execute(*plan->to_b, {{DNNL_ARG_FROM, user_b}, {DNNL_ARG_TO, conv_b}});
+    if (kept_b) {
+        auto converted = std::make_shared<ConvertedWeights>();
+        if (kept) converted->entries = kept->entries;
+        converted->entries.push_back({plan->conv_b, std::move(kept_b)});
+        layout_copy::keep(b, std::move(converted));
+    }
     execute(plan->conv, {{plan->arg_a, conv_a}, {plan->arg_b, conv_b}, {plan->arg_out, conv_out}});
     if (options.bias_relu) {
         const memory::dims dims = plan->user_out.dims();
@@ -396,6 +430,7 @@ TimeSplit time_split() {
     s.reorders = reorder_time.calls;
     s.reorders_by_bf16_blocked = bf16_blocked_calls;
     s.layout_copies_read = copies_read;
+    s.kept_weights_read = weights_kept_read;
     return s;
 }
 
@@ -403,6 +438,7 @@ void reset_time_split() {
     for (Counter* c : {&convolution_time, &reorder_time, &output_reorder_time}) c->ns = 0, c->calls = 0;
     bf16_blocked_calls = 0;
     copies_read = 0;
+    weights_kept_read = 0;
 }
 
 const uint16_t* bf16_blocked_copy(const LayoutCopy* copy, int64_t n, int64_t c, int64_t h, int64_t w) {

@@ -54,6 +54,7 @@ struct TimeSplit {
     int64_t convolutions = 0, reorders = 0;  // executions
     int64_t reorders_by_bf16_blocked = 0;     // of the reorders, those engine/cpu/bf16_blocked.h ran
     int64_t layout_copies_read = 0;           // conversions not run: the input's layout copy read instead
+    int64_t kept_weights_read = 0;            // weight conversions not run: an earlier call's kept one read
 };
 TimeSplit time_split();
 void reset_time_split();
