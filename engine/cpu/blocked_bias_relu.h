@@ -19,6 +19,10 @@ bool supported(int64_t channels);
 void to_nchw(const float* blocked, const float* bias, float* y, int64_t n, int64_t c, int64_t hw,
              uint16_t* bf16_copy = nullptr);
 
+// blocked -> y as it is, no bias, no relu: every bit (-0, NaN payloads) as oneDNN's reorder gives it, faster (an
+// output of 16 MB or more is written with non-temporal stores). Requires supported(c).
+void to_nchw_plain(const float* blocked, float* y, int64_t n, int64_t c, int64_t hw);
+
 // The same values max-pooled over 2x2 windows at stride 2: blocked [n, c / 16, h, w, 16] with h and w even; y and
 // argmax [n, c, h / 2, w / 2]. Each window's maximum and its place as the max-pool op takes them
 // (engine/cpu/maxpool2x2.h: the window's four values in row order, a later one taken where it is greater or NaN;

@@ -328,6 +328,12 @@ void run(const std::shared_ptr<const Plan>& plan, const float* a, const float* b
         const auto took = std::chrono::steady_clock::now() - start;
         reorder_time.add(took), output_reorder_time.add(took);
         if (copy) layout_copy::put(out, copy);
+    } else if (plan->from_out && output_takes_bias_relu(*plan)) {
+        const memory::dims dims = plan->user_out.dims();
+        const auto start = std::chrono::steady_clock::now();
+        blocked_bias_relu::to_nchw_plain(static_cast<const float*>(buf_out), out, dims[0], dims[1], dims[2] * dims[3]);
+        const auto took = std::chrono::steady_clock::now() - start;
+        reorder_time.add(took), output_reorder_time.add(took);
     } else if (plan->from_out) {
         execute(*plan->from_out, {{DNNL_ARG_FROM, conv_out}, {DNNL_ARG_TO, user_out}});
     }
