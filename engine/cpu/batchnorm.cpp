@@ -133,7 +133,7 @@ void for_rows(AxisView v, Block b, F f) {
 // A block's passes, compiled twice: for any x86-64, and for AVX-512 where the CPU has it. `flatten` compiles
 // everything the block calls (the lane sums, the row loops) into each copy with its instruction set; with AVX-512 a
 // row's 16 lanes (engine/cpu/lane_sum.h) are one register and a load is a whole cache line, which these passes,
-// waiting on memory, feel: on one Zen 5 VM, [128, 64, 32, 32] train forward 3.5 -> 2.6 ms, backward 5.5 -> 3.9 ms.
+// waiting on memory, feel: on one Zen 5 VM, [128, 64, 32, 32] train forward 3.4 -> 2.6 ms, backward 5.6 -> 4.0 ms.
 // The additions are the same lanes' in the same order, and the file is built without FMA contraction
 // (-ffp-contract=off), so both copies give the same bits (tests/test_batch_norm_relu.cpp holds each to a reference).
 template <class F>

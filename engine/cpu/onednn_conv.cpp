@@ -213,9 +213,9 @@ const uint16_t* offered_copy(const float* a, const memory::dims& dims) {
 std::atomic<int64_t> copies_read{0}, weights_kept_read{0};
 
 // A weight tensor's conversions into the primitives' layouts (a forward's, a data gradient's), kept on its storage
-// (engine/layout_copy.h) from the first call that converts them until the weights are next written (the optimiser's
-// step drops them): an attack's steps and the training step then convert each weight once per layout instead of
-// at every call, as PyTorch's autocast keeps its bf16 weights within a step.
+// (engine/layout_copy.h) inside a layout_copy::KeepScope, from the first call that converts them until the weights
+// are next written (the optimiser's step drops them) or the scope ends: an attack's steps and the training step then
+// convert each weight once per layout instead of at every call, as PyTorch's autocast keeps its bf16 weights.
 struct ConvertedWeights : LayoutCopy {
     struct Entry {
         memory::desc layout;
