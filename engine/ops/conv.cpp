@@ -62,6 +62,11 @@ layout_copy::Offer offer_weights(const Tensor& w) {
     const std::shared_ptr<Storage>& storage = w.impl().storage;
     return layout_copy::Offer(w.f32(), std::shared_ptr<layout_copy::Slot>(storage, &storage->layout_copy));
 }
+// Both, around each backend call of a convolution op.
+struct ConvOffers {
+    layout_copy::Offer input, weights;
+};
+ConvOffers offer_inputs(const Tensor& x, const Tensor& w) { return {offer_copy(x), offer_weights(w)}; }
 
 }  // namespace
 
@@ -70,14 +75,14 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t
     Tensor y = Tensor::empty({g.n, g.k, g.out_h(), g.out_w()}, DType::F32, x.device());
     const AxisView channels{g.n, g.k, g.out_h() * g.out_w()};
     if (y.numel()) {
-        const layout_copy::Offer copy = offer_copy(x), weights = offer_weights(weight);
+        const ConvOffers offers = offer_inputs(x, weight);
         kernels(x).conv2d_forward(x.f32(), weight.f32(), y.f32(), g);
         if (bias.defined()) kernels(x).add_channel_bias(y.f32(), bias.f32(), channels);
     }
     record(y, "conv2d", {x, weight, bias}, [x, weight, g, channels](const Tensor& gy, GradSink& sink) {
         Tensor gx = sink.needs(0) ? Tensor::empty(x.shape(), DType::F32, gy.device()) : Tensor();
         Tensor gw = sink.needs(1) ? Tensor::empty(weight.shape(), DType::F32, gy.device()) : Tensor();
-        const layout_copy::Offer copy = offer_copy(x), weights = offer_weights(weight);
+        const ConvOffers offers = offer_inputs(x, weight);
         if (gx.defined() || gw.defined())
             kernels(gy).conv2d_backward(x.f32(), weight.f32(), gy.f32(), gx.defined() ? gx.f32() : nullptr,
                                         gw.defined() ? gw.f32() : nullptr, g);
@@ -99,7 +104,7 @@ Tensor conv2d_relu(const Tensor& x, const Tensor& weight, const Tensor& bias, in
     const ConvGeometry g = checked_geometry("conv2d_relu", x, weight, bias, stride, padding);
     Tensor y = Tensor::empty({g.n, g.k, g.out_h(), g.out_w()}, DType::F32, x.device());
     if (y.numel()) {
-        const layout_copy::Offer copy = offer_copy(x), weights = offer_weights(weight);
+        const ConvOffers offers = offer_inputs(x, weight);
         write_with_layout_copy(y, [&](float* out) {
             kernels(x).conv2d_bias_relu_forward(x.f32(), weight.f32(), bias.defined() ? bias.f32() : nullptr, out, g);
         });
@@ -107,7 +112,7 @@ Tensor conv2d_relu(const Tensor& x, const Tensor& weight, const Tensor& bias, in
     if (!any_needs_grad({&x, &weight, &bias})) return y;
     const Tensor y_saved = y.detach();
     record(y, "conv2d_relu", {x, weight, bias}, [x, weight, y_saved, g](const Tensor& gy, GradSink& sink) {
-        const layout_copy::Offer copy = offer_copy(x), weights = offer_weights(weight);
+        const ConvOffers offers = offer_inputs(x, weight);
         fused_conv_gradients(sink, x, weight, gy, g.k, [&](float* gx, float* gw, float* gb) {
             kernels(gy).conv2d_relu_backward(x.f32(), weight.f32(), y_saved.f32(), gy.f32(), gx, gw, gb, g);
         });
@@ -130,7 +135,7 @@ Tensor conv2d_relu_maxpool(const Tensor& x, const Tensor& weight, const Tensor& 
     Tensor y = Tensor::empty(pooled, DType::F32, x.device());
     Tensor argmax = Tensor::empty(pooled, DType::I32, x.device());
     if (y.numel()) {
-        const layout_copy::Offer copy = offer_copy(x), weights = offer_weights(weight);
+        const ConvOffers offers = offer_inputs(x, weight);
         write_with_layout_copy(y, [&](float* out) {
             kernels(x).conv2d_bias_relu_maxpool_forward(x.f32(), weight.f32(), bias.defined() ? bias.f32() : nullptr,
                                                         out, argmax.i32(), g);
@@ -139,7 +144,7 @@ Tensor conv2d_relu_maxpool(const Tensor& x, const Tensor& weight, const Tensor& 
     if (!any_needs_grad({&x, &weight, &bias})) return y;
     const Tensor y_saved = y.detach();
     const auto backward = [x, weight, y_saved, argmax, g](const Tensor& gy, GradSink& sink) {
-        const layout_copy::Offer copy = offer_copy(x), weights = offer_weights(weight);
+        const ConvOffers offers = offer_inputs(x, weight);
         fused_conv_gradients(sink, x, weight, gy, g.k, [&](float* gx, float* gw, float* gb) {
             kernels(gy).conv2d_relu_maxpool_backward(x.f32(), weight.f32(), y_saved.f32(), argmax.i32(), gy.f32(), gx,
                                                      gw, gb, g);
