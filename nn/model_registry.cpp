@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <sstream>
 
 #include "nn/models/densenet.h"
@@ -43,9 +44,9 @@ Factory preact_resnet18() {
     };
 }
 
-Factory wide_resnet(int depth) {
+Factory wide_resnet(int depth, int widen) {
     return [=](const ModelConfig& c) {
-        return std::make_shared<WideResNet>(depth, 10, c.num_classes, c.in_channels, c.input_size, c.wrn_sub_block1);
+        return std::make_shared<WideResNet>(depth, widen, c.num_classes, c.in_channels, c.input_size, c.wrn_sub_block1);
     };
 }
 
@@ -69,8 +70,8 @@ const std::vector<std::pair<std::string, Factory>>& registry() {
         {"resnet34", resnet(B::Basic, {3, 4, 6, 3})},
         {"resnet50", resnet(B::Bottleneck, {3, 4, 6, 3})},
         {"preact_resnet18", preact_resnet18()},
-        {"wrn28_10", wide_resnet(28)},
-        {"wrn34_10", wide_resnet(34)},
+        {"wrn28_10", wide_resnet(28, 10)},
+        {"wrn34_10", wide_resnet(34, 10)},
         {"densenet121", densenet({6, 12, 24, 16})},
         {"densenet169", densenet({6, 12, 32, 32})},
         {"googlenet", plain<GoogLeNet>()},
@@ -81,7 +82,29 @@ const std::vector<std::pair<std::string, Factory>>& registry() {
 std::string join_names() {
     std::string s;
     for (const auto& [name, f] : registry()) s += (s.empty() ? "" : ", ") + name;
-    return s;
+    return s + ", wrnD_W (any WideResNet: depth D = 6n+4, widen factor W, e.g. wrn16_4, wrn70_16)";
+}
+
+// "wrn<D>_<W>": a WideResNet of any depth 6n+4 and widen factor W, so the small ones a CPU can train
+// (wrn16_2) and the leaderboard's large ones (wrn70_16) need no table entry each. nullopt when arch has
+// another shape; an Error when it has this shape with numbers WideResNet cannot build.
+std::optional<Factory> parsed_wide_resnet(const std::string& arch) {
+    if (arch.rfind("wrn", 0) != 0) return std::nullopt;
+    const size_t sep = arch.find('_');
+    if (sep == std::string::npos) return std::nullopt;
+    const std::optional<long long> depth = util::whole_integer(arch.substr(3, sep - 3));
+    const std::optional<long long> widen = util::whole_integer(arch.substr(sep + 1));
+    if (!depth || !widen) return std::nullopt;
+    if (*depth < 10 || *depth > 1000 || (*depth - 4) % 6 != 0 || *widen < 1 || *widen > 64)
+        throw Error("model architecture '" + arch + "': a WideResNet needs depth 6n+4 in [10, 1000] and widen " +
+                    "factor in [1, 64] (e.g. wrn28_10)");
+    return wide_resnet(static_cast<int>(*depth), static_cast<int>(*widen));
+}
+
+std::optional<Factory> find_factory(const std::string& arch) {
+    for (const auto& [name, factory] : registry())
+        if (name == arch) return factory;
+    return parsed_wide_resnet(arch);
 }
 
 std::string floats_to_string(const std::vector<float>& v) {
@@ -126,8 +149,7 @@ bool bool_from_string(const std::string& key, const std::string& s) {
 }  // namespace
 
 std::shared_ptr<Module> make_model(const std::string& arch, const ModelConfig& cfg) {
-    for (const auto& [name, factory] : registry()) {
-        if (name != arch) continue;
+    if (std::optional<Factory> factory = find_factory(arch)) {
         if (cfg.normalize_mean.size() != cfg.normalize_std.size())
             throw Error("make_model: normalize_mean and normalize_std must both be given, with equal lengths");
         if (!cfg.normalize_mean.empty() && static_cast<int64_t>(cfg.normalize_mean.size()) != cfg.in_channels)
@@ -135,7 +157,7 @@ std::shared_ptr<Module> make_model(const std::string& arch, const ModelConfig& c
                         std::to_string(cfg.in_channels) + " input channels");
         if (cfg.num_classes < 1 || cfg.in_channels < 1 || cfg.input_size < 1)
             throw Error("make_model: num_classes, in_channels and input_size must be positive");
-        auto model = factory(cfg);
+        auto model = (*factory)(cfg);
         model->set_normalization(cfg.normalize_mean, cfg.normalize_std);
         return model;
     }
