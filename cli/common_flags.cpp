@@ -29,13 +29,20 @@ void add_common_flags(FlagSet& app, CommonFlags& f, const CommonSpec& spec) {
                                            : spec.quick_what + ": " + preset_text(spec.quick_preset) +
                                                  " (flags given explicitly win)");
     app.flag("--print-config", f.print_config, "print every option's resolved value and exit");
+    f.offered_presets.clear();
+    if (!spec.quick_preset.empty()) f.offered_presets.emplace_back("--quick", spec.quick_what);
+    for (const Preset& p : spec.presets) {
+        app.flag(p.flag, f.preset_given[p.flag], p.what + ": " + preset_text(p.values) + " (flags given explicitly win)");
+        f.offered_presets.emplace_back(p.flag, p.what);
+    }
 }
 
 namespace {
 // Each preset value goes through its flag's own parser and check; a flag given on the command line keeps its value.
-void apply_quick_preset(FlagSet& app, const CommonSpec& spec, std::ostream& out) {
+void apply_preset(FlagSet& app, const std::string& name, const std::vector<std::pair<std::string, std::string>>& values,
+                  std::ostream& out) {
     std::string applied, given;
-    for (const auto& [flag, value] : spec.quick_preset) {
+    for (const auto& [flag, value] : values) {
         Flag opt = app.get(flag);
         if (opt.given()) {
             given += " " + flag + " " + opt.last_value();
@@ -44,7 +51,7 @@ void apply_quick_preset(FlagSet& app, const CommonSpec& spec, std::ostream& out)
         opt.apply(value);
         applied += " " + flag + " " + value;
     }
-    out << "--quick preset:" << (applied.empty() ? " none" : applied)
+    out << name << " preset:" << (applied.empty() ? " none" : applied)
         << (given.empty() ? std::string() : "; from the command line:" + given) << "\n";
 }
 }  // namespace
@@ -69,7 +76,20 @@ int parse(FlagSet& app, int argc, const char* const* argv, CommonFlags& f, const
         app.parse(argc, argv);
         // On `err` when stdout is data: a study's --list-jobs prints job ids for `parallel` (study/study_flags.h).
         const bool stdout_is_data = app.has("--list-jobs") && app.get("--list-jobs").given();
-        if (f.quick && !spec.quick_preset.empty()) apply_quick_preset(app, spec, stdout_is_data ? err : out);
+        std::ostream& said = stdout_is_data ? err : out;
+        const Preset* chosen = nullptr;
+        for (const Preset& p : spec.presets) {
+            if (!f.preset_given[p.flag]) continue;
+            if (f.quick || chosen)
+                throw FlagError((f.quick ? std::string("--quick") : chosen->flag) + " and " + p.flag +
+                                " are two presets: give one");
+            chosen = &p;
+        }
+        if (f.quick && !spec.quick_preset.empty()) apply_preset(app, "--quick", spec.quick_preset, said);
+        if (chosen) {
+            apply_preset(app, chosen->flag, chosen->values, said);
+            f.preset = chosen->flag;
+        }
     } catch (const FlagSet::HelpRequest&) {
         out << app.help();
         return 0;

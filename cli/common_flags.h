@@ -2,12 +2,14 @@
 // The flags every classwise binary shares, parsed the same way everywhere:
 //   --device auto|cpu|cuda   --data-dir DIR   --out DIR   --seed N   --resume   --quick   --epochs N
 // plus --print-config (print every option's resolved value and exit: scripts and the CLI test use it).
-// --quick applies the binary's preset (a short run on real data); a flag given on the command line wins over it.
+// --quick applies the binary's preset (a short run on real data); a binary may offer further presets (cifar10_fairtat's
+// --cpu-scale: the CPU recipe on the whole training set). A flag given on the command line wins over a preset.
 //
 //   cli::CommonFlags f;  f.out = "runs/x";  f.epochs = 10;            // the binary's defaults
 //   cli::FlagSet app{"..."};  cli::add_common_flags(app, f, spec);  app.option(...);   // its own flags
 //   if (int code = cli::parse(app, argc, argv, f, spec, std::cout, std::cerr); code >= 0) return code;
 #include <cstdint>
+#include <map>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -26,11 +28,22 @@ struct CommonFlags {
     bool quick = false;
     int64_t epochs = 1;
     bool print_config = false;
+    std::string preset;            // the preset beyond --quick that was applied ("--cpu-scale"), empty if none
+    // Every preset the binary offers, --quick first, as (flag, what it runs): the CPU question names them.
+    std::vector<std::pair<std::string, std::string>> offered_presets;
+    std::map<std::string, bool> preset_given;   // storage of the further presets' flags
     std::string command_line;      // argv as typed (shell-quoted), for job.json and the report page; set by parse()
 };
 
 // argv joined into one line a shell would split back the same way (arguments quoted where needed).
 std::string shell_command_line(int argc, const char* const* argv);
+
+// A named set of flag values, applied by its own flag; each value goes through its flag's parser and checks.
+struct Preset {
+    std::string flag;                                           // "--cpu-scale"
+    std::string what;                                           // what it runs, and for how long
+    std::vector<std::pair<std::string, std::string>> values;    // flag, value
+};
 
 struct CommonSpec {
     std::string program;                                        // for messages: "train: --lr: ..."
@@ -38,6 +51,7 @@ struct CommonSpec {
     std::string resume_help = "continue from <out>/state.safetensors";
     std::vector<std::pair<std::string, std::string>> quick_preset;   // flag, value
     std::string quick_what = "a short run on real data";
+    std::vector<Preset> presets;                                // beyond --quick; at most one preset per run
 };
 
 void add_common_flags(FlagSet& app, CommonFlags& f, const CommonSpec& spec);

@@ -4,7 +4,7 @@
 // (study/grid_summary.h: per-setting discrepancy, natural vs adversarial, and per dataset the Spearman matrix of
 // per-class rankings next to the agreement between seeds — the noise floor a universal ranking must beat).
 //
-//   ./experiments/benz_universality [--quick] [--grid paper|quick|FILE.json] [--out DIR]   every unfinished cell, then
+//   ./experiments/benz_universality [--quick] [--grid paper|quick|cpu|FILE.json] [--out DIR]   every unfinished cell, then
 //                                                                                         the summary
 //   ./experiments/benz_universality --grid G --print-grid          the resolved grid as JSON (edit it, pass it back)
 // The cells are the jobs of a study (study/grid_study.h): --list-jobs, --job <setting>/seed<k>, --summary, --slurm
@@ -37,6 +37,11 @@ int main(int argc, char** argv) {
     spec.quick_preset = {{"--grid", "quick"}, {"--out", "runs/benz_universality_quick"}};
     spec.quick_what = "the quick grid: MNIST, Fashion-MNIST and CIFAR-10 subsets, small CNN and LeNet-5, natural "
                       "and PGD-AT, Adam vs SGD on CIFAR-10, 3 seeds, 2,000 training images, 2 epochs (36 cells, about 20 minutes on two cores)";
+    spec.presets.push_back({"--cpu-scale",
+                            "the cpu grid: CIFAR-10 at the CPU recipe (study/cifar10_cpu_recipe.h) on the whole "
+                            "training set, WideResNet-16-1 and -10-2, natural and PGD-AT, three seeds: 12 runs, about "
+                            "6 hours on two cores",
+                            {{"--grid", "cpu"}, {"--out", "runs/benz_universality_cpu"}}});
     cli::FlagSet app{"classwise benz_universality: per-class robustness rankings across a grid of settings "
                      "(Benz et al. §3.1)", "benz_universality"};
     cli::add_common_flags(app, base.common, spec);
@@ -49,7 +54,7 @@ int main(int argc, char** argv) {
     const size_t first_train_flag = app.size();
     train::add_job_flags(app, scratch);
     const size_t end_train_flags = app.size();
-    app.option("--grid", grid_spec, "paper (Benz §3.1), quick (what --quick selects) or a grid JSON file")
+    app.option("--grid", grid_spec, "paper (Benz §3.1), quick (what --quick selects), cpu (what --cpu-scale selects) or a grid JSON file")
         .show_default();
     app.flag("--print-grid", print_grid, "print the resolved grid as JSON and exit");
     if (const int code = cli::parse(app, argc, argv, base.common, spec, std::cout, std::cerr); code >= 0) return code;

@@ -15,13 +15,16 @@
 //   --transfer adds AutoAttack and Square-5000 (Table 2); --corruptions the 18 common corruptions per class (Tables
 //   3-4); --ablations adds FAIR-TAT with uniform targets and FAIR-TAT without per-class ε.
 //
-//   ./experiments/cifar10_fairtat [--quick] [--arms pgd_at,fair_tat,...] [--dataset cifar100] [--transfer]
+//   --cpu-scale runs six of the arms at the CPU recipe (study/cifar10_cpu_recipe.h) on the whole training set.
+//
+//   ./experiments/cifar10_fairtat [--quick | --cpu-scale] [--arms pgd_at,fair_tat,...] [--dataset cifar100] [--transfer]
 //                                 [--corruptions] [--ablations] [--epochs 200] [--resume] [--device auto]
 // Out of scope: XCiT-S12 (the paper's transformer; no such model here).
 #include <filesystem>
 #include <iostream>
 #include <map>
 
+#include "study/cifar10_cpu_recipe.h"
 #include "study/study.h"
 #include "util/flags.h"
 #include "util/split_list.h"
@@ -31,7 +34,13 @@ using namespace cw;
 namespace {
 
 // The arms of Table 1, in the paper's order; each a method plus what the row adds (EMA, FAWA, the CFA parts).
-std::vector<study::Arm> table1_arms(const train::JobConfig& base, bool ablations) {
+// FRL's fine-tune from PGD-AT's best checkpoint: the paper's lr 0.001 for a fifth of the epochs unless given.
+struct FrlFinetune {
+    int64_t epochs = 0;   // 0: a fifth of --epochs
+    double lr = 0.001;
+};
+
+std::vector<study::Arm> table1_arms(const train::JobConfig& base, bool ablations, const FrlFinetune& finetune) {
     std::vector<study::Arm> arms;
     auto add = [&](const std::string& name, const std::string& method) -> study::Arm& {
         arms.push_back(study::arm(name, base, method));
@@ -49,9 +58,9 @@ std::vector<study::Arm> table1_arms(const train::JobConfig& base, bool ablations
     auto frl = [&](study::Arm& a) {
         a.init_arm = "pgd_at";   // the pgd_at arm of the same seed (study/jobs.h: a dependency)
         a.init_file = "best_robust.safetensors";
-        a.job.trainer.recipe.lr = 0.001;
+        a.job.trainer.recipe.lr = finetune.lr;
         a.job.trainer.recipe.schedule = "constant";
-        a.job.common.epochs = std::max<int64_t>(1, base.common.epochs / 5);
+        a.job.common.epochs = finetune.epochs > 0 ? finetune.epochs : std::max<int64_t>(1, base.common.epochs / 5);
     };
 
     add("natural", "natural");
@@ -162,6 +171,7 @@ int main(int argc, char** argv) {
     base.final_attacks = "pgd20";
     base.final_checkpoints = "last,best_fair";
     std::string arms = "all";
+    FrlFinetune frl_finetune;
     bool transfer = false, ablations = false, corruptions = false;
     // ------------------------------------------------------------------------------------------------------------
     cli::CommonSpec spec;
@@ -173,6 +183,15 @@ int main(int argc, char** argv) {
                          {"--val-split", "first:20"},
                          {"--arms", "natural,pgd_at,trades,cfa_at,fair_tat"}, {"--out", "runs/cifar10_fairtat_quick"}};
     spec.quick_what = "five of the arms with a small CNN on 2,000 real CIFAR-10 images, a few minutes on two cores";
+    // Between the two: the CPU recipe on the whole training set (study/cifar10_cpu_recipe.h), six of the arms,
+    // one seed; the time is the pilot's, measured on two Zen 3 cores (docs/reproduction.md, "CIFAR-10").
+    spec.presets.push_back({"--cpu-scale",
+                            "the CPU recipe (WideResNet-16-1, PGD-2 training, 9 one-cycle epochs) on all 49,000 "
+                            "training images for six arms, one seed, about 4 hours on two cores; per-class tables of "
+                            "clean and PGD-20 accuracy on the whole test set, into runs/cifar10_fairtat_cpu",
+                            study::cifar10_cpu_recipe({{"--arms", "natural,pgd_at,trades,cfa_at,frl,fair_tat"},
+                                                           {"--finetune-epochs", "2"}, {"--finetune-lr", "0.01"},
+                                                           {"--out", "runs/cifar10_fairtat_cpu"}})});
     cli::FlagSet app{"classwise cifar10_fairtat: FAIR-TAT's Table 1, class by class", "cifar10_fairtat"};
     study::StudyFlags study_flags;
     study::add_experiment_flags(app, base, spec, study_flags, {});
@@ -180,6 +199,11 @@ int main(int argc, char** argv) {
     app.option("--arms", arms, "the rows to run, comma-separated (default all: Table 1's rows; the rows beyond "
                                    "Table 1, dafa, trix, faal and faal_pgd, only when named; see the list in the source or an error "
                                    "message)").show_default();
+    app.option("--finetune-epochs", frl_finetune.epochs, "epochs of the FRL arms from PGD-AT's best checkpoint (0: a "
+                                                             "fifth of --epochs, the paper's 40 of 200)")
+        .range(int64_t{0}, int64_t{1000000}).show_default();
+    app.option("--finetune-lr", frl_finetune.lr, "constant learning rate of the FRL arms (the paper's 0.001)")
+        .range(1e-9, 1e3).show_default();
     app.flag("--transfer", transfer, "also evaluate under AutoAttack and Square-5000 (Table 2)");
     app.flag("--corruptions", corruptions, "also evaluate per class on the 18 common corruptions of FAIR-TAT's "
                                                "Tables 3-4 (CIFAR-10-C files when present, else generated)");
@@ -191,7 +215,7 @@ int main(int argc, char** argv) {
         if (corruptions && base.final_corruptions.empty()) base.final_corruptions = "fair-tat";
         study::Study s;
         s.title = "FAIR-TAT Table 1 on " + base.data.dataset + ": average and worst class, clean and under PGD-20";
-        s.arms = select_arms(table1_arms(base, ablations), beyond_table1_arms(base, warmup_given), arms);
+        s.arms = select_arms(table1_arms(base, ablations, frl_finetune), beyond_table1_arms(base, warmup_given), arms);
         s.attack = "pgd20";
         return study::run_study(s, base.common, std::cout, study_flags);
     });

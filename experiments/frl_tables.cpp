@@ -19,6 +19,7 @@
 
 #include "util/atomic_file.h"
 #include "protocols/argv_peek.h"
+#include "study/cifar10_cpu_recipe.h"
 #include "protocols/cpu_quick_recipe.h"
 #include "protocols/frl_errors.h"
 #include "protocols/frl_violation.h"
@@ -154,6 +155,14 @@ int main(int argc, char** argv) {
                                                      {"--eval-n", "1000"}, {"--epoch-eval-n", "300"},
                                                      {"--out", "runs/frl_tables_quick"}});
     spec.quick_what = "LeNet-5 on 4,000 real training images: 5 epochs from scratch, 3 of FRL fine-tuning";
+    if (dataset == "cifar10")
+        spec.presets.push_back({"--cpu-scale",
+                                "the CIFAR-10 CPU recipe (WideResNet-16-1, PGD-2 training, 9 one-cycle epochs; "
+                                "study/cifar10_cpu_recipe.h) on the training set less FRL's validation images, "
+                                "FRL fine-tuning 2 epochs at lr 0.01, about 3 hours on two cores",
+                                study::cifar10_cpu_recipe({{"--val-split", "last:300"}, {"--finetune-epochs", "2"},
+                                                               {"--finetune-lr", "0.01"},
+                                                               {"--out", "runs/frl_tables_cpu"}})});
     cli::FlagSet app{"classwise frl_tables: PGD-AT, TRADES and FRL's three variants per class, with the constraint "
                      "violations per epoch (Xu et al. §5)",
                      "frl_tables"};

@@ -17,6 +17,7 @@
 #include "jobs/audit.h"
 #include "protocols/argv_peek.h"
 #include "protocols/class_columns.h"
+#include "study/cifar10_cpu_recipe.h"
 #include "protocols/cpu_quick_recipe.h"
 #include "protocols/gtsrb_recipe.h"
 #include "protocols/second_radius.h"
@@ -106,6 +107,12 @@ int main(int argc, char** argv) {
     spec.quick_preset = protocols::cpu_quick_recipe({{"--train-n", "5000"}, {"--epochs", "5"}, {"--eval-n", "1000"},
                                                      {"--epoch-eval-n", "500"}, {"--out", "runs/xu_preliminary_quick"}});
     spec.quick_what = "LeNet-5 on 5,000 real training images, 5 epochs, 5-step attacks, 1,000 test images";
+    if (dataset == "cifar10")
+        spec.presets.push_back({"--cpu-scale",
+                                "the CIFAR-10 CPU recipe (WideResNet-16-1, PGD-2 training, 9 one-cycle epochs; "
+                                "study/cifar10_cpu_recipe.h) on all 49,000 training images, three models, about 2 "
+                                "hours on two cores",
+                                study::cifar10_cpu_recipe({{"--out", "runs/xu_preliminary_cpu"}})});
     cli::FlagSet app{"classwise xu_preliminary: natural vs PGD-AT vs TRADES per class, PGD-20 at two radii (Xu et al. §2)",
                      "xu_preliminary"};
     study::StudyFlags study_flags;

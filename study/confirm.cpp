@@ -86,11 +86,13 @@ int confirm_training(const Study& study, const cli::CommonFlags& common, const S
         out << "stopped by a signal during the estimate; nothing has started\n";
         return train::stop_exit_code();
     }
-    if (seconds <= flags.ask_above_s) return -1;
-    out << "That is more than " << util::duration_estimate(flags.ask_above_s) << " (--ask-above) on this CPU. Ways forward:\n"
-        << "  --quick   the same protocol on a small real subset, minutes on two cores\n"
-        << "  a GPU     the paper-scale run on a CUDA device (--device cuda; docs/cluster.md spreads it over many)\n"
-        << "  --yes     train here anyway\n";
+    // A CPU-sized preset was chosen knowingly, its length stated in --help: the estimate is said, nothing asked.
+    if (seconds <= flags.ask_above_s || !common.preset.empty()) return -1;
+    out << "That is more than " << util::duration_estimate(flags.ask_above_s) << " (--ask-above) on this CPU. Ways forward:\n";
+    for (const auto& [flag, what] : common.offered_presets)
+        out << "  " << std::left << std::setw(12) << flag << what << "\n";
+    out << "  " << std::setw(12) << "a GPU" << "the paper-scale run on a CUDA device (--device cuda; docs/cluster.md spreads it over many)\n"
+        << "  " << std::setw(12) << "--yes" << "train here anyway\n";
     if (flags.yes) {
         out << "--yes: training on this CPU\n";
         return -1;

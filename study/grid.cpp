@@ -158,8 +158,9 @@ std::string flags_without_method(const GridSetting& s) {
 Grid load_grid(const std::string& spec) {
     if (spec == "paper") return paper_grid();
     if (spec == "quick") return quick_grid();
+    if (spec == "cpu") return cpu_grid();
     if (!std::filesystem::is_regular_file(spec))
-        throw std::invalid_argument("--grid: '" + spec + "' is neither paper, quick nor a JSON file");
+        throw std::invalid_argument("--grid: '" + spec + "' is neither paper, quick, cpu nor a JSON file");
     std::ifstream in(spec);
     nlohmann::json j;
     try {

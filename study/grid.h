@@ -47,10 +47,11 @@ struct GridCell {
 Grid grid_from_json(const nlohmann::json& j, const std::string& source);
 nlohmann::json grid_to_json(const Grid& g);
 
-// "paper" (Benz §3.1), "quick" (a small real-data grid) or the path of a JSON file.
+// "paper" (Benz §3.1), "quick" (a small real-data grid), "cpu" (CIFAR-10 at the CPU recipe) or a JSON file's path.
 Grid load_grid(const std::string& spec);
 Grid paper_grid();
 Grid quick_grid();
+Grid cpu_grid();
 
 // A flag string split at white space ("--dataset cifar10 --arch vgg16" → 4 tokens; no quoting).
 std::vector<std::string> split_flags(const std::string& text);

@@ -1,8 +1,9 @@
 // The built-in grids of benz_universality: "paper" (Benz et al. §3.1 as far as this machine's loaders reach) and
-// "quick" (a small real-data grid for two CPU cores). `benz_universality --grid G --print-grid` prints either as
+// "quick" (a small real-data grid for two CPU cores) and "cpu" (CIFAR-10 at the CPU recipe, whole training set). `benz_universality --grid G --print-grid` prints either as
 // JSON, the starting point for a grid of one's own.
 #include <string>
 
+#include "study/cifar10_cpu_recipe.h"
 #include "study/grid.h"
 
 namespace cw::study {
@@ -53,6 +54,20 @@ Grid quick_grid() {
         natural_and_at(g, "fashion-mnist-" + a, "--dataset fashion-mnist --arch " + a);
     natural_and_at(g, "cifar10-lenet5", "--dataset cifar10 --arch lenet5");
     natural_and_at(g, "cifar10-lenet5-sgd", "--dataset cifar10 --arch lenet5 --optimizer sgd --lr 0.05");
+    return g;
+}
+
+Grid cpu_grid() {
+    Grid g;
+    g.title = "Benz et al. §3.1 on CIFAR-10 at the CPU recipe: per-class rankings across two architectures, natural "
+              "vs adversarial training (whole training set)";
+    g.seeds = {0, 1, 2};
+    std::string recipe;
+    for (const auto& [flag, value] : cifar10_cpu_recipe({{"--final-attacks", "pgd20"}, {"--final-checkpoints", "last"}}))
+        recipe += (recipe.empty() ? "" : " ") + flag + " " + value;
+    g.base_flags = split_flags(recipe);
+    // The recipe's WideResNet-16-1, and the wider, shallower WideResNet-10-2 of about the same cost.
+    for (const std::string a : {"wrn16_1", "wrn10_2"}) natural_and_at(g, "cifar10-" + a, "--arch " + a);
     return g;
 }
 

@@ -115,3 +115,40 @@ TEST_CASE("cifar10_fairtat: the CIFAR-100 path on a fixture in the official bina
     }
     REQUIRE(cw::util::read_file_text((out / "summary.md").string()).find("| fair_tat |") != std::string::npos);
 }
+
+TEST_CASE("cifar10_fairtat: --cpu-scale runs the CPU recipe's code path (at CI size)", "[experiments]") {
+    cw_nn_test::ScratchDir dir;
+    const fs::path out = dir.path / "cpu";
+    // The preset's arms, model, schedule and FRL fine-tune; only the data's size is overridden (explicit flags win).
+    const Output o = run_experiment("cifar10_fairtat",
+                                    "--cpu-scale --dataset synthetic --train-n 100 --val-split first:2 --eval-n 20 "
+                                    "--epoch-eval-n 10 --epochs 2 --batch-size 50 --eval-steps 2 --device cpu "
+                                    "--arms pgd_at,frl --out " + out.string());
+    INFO(o.text);
+    REQUIRE(o.code == 0);
+    CHECK(o.text.find("--cpu-scale preset: --arch wrn16_1") != std::string::npos);
+    // Chosen knowingly: the estimate is said and training starts without a question (no terminal, no --yes here).
+    CHECK(o.text.find("estimate: one pgd_at step takes") != std::string::npos);
+    CHECK(o.text.find("Ways forward") == std::string::npos);
+    const auto job = [&](const char* arm) {
+        return nlohmann::json::parse(cw::util::read_file_text((out / arm / "job.json").string()));
+    };
+    const nlohmann::json pgd = job("pgd_at"), frl = job("frl");
+    INFO(pgd.dump());
+    CHECK(pgd.at("arch") == "wrn16_1");
+    CHECK(pgd.at("epochs") == 2);
+    CHECK(pgd.at("recipe") == "sgd lr 0.2 momentum 0.9 wd 0.0005, cyclic schedule");
+    CHECK(pgd.at("method").get<std::string>().rfind("pgd_at: PGD-2 Linf CE, eps 8/255", 0) == 0);
+    // FRL: the preset's fine-tune, 2 epochs at a constant 0.01, from PGD-AT's best checkpoint.
+    CHECK(frl.at("epochs") == 2);
+    CHECK(frl.at("init") == (out / "pgd_at/best_robust.safetensors").string());
+    CHECK(frl.at("recipe") == "sgd lr 0.01 momentum 0.9 wd 0.0005, constant schedule");
+    contract_results(out / "pgd_at/eval_last/results.json");
+    contract_results(out / "frl/eval_last/results.json");
+}
+
+TEST_CASE("cifar10_fairtat: --quick and --cpu-scale together are one line", "[experiments]") {
+    const Output o = run_experiment("cifar10_fairtat", "--quick --cpu-scale --out " + fresh_dir("cw_never").string());
+    CHECK(o.code == 1);
+    CHECK(o.text == "cifar10_fairtat: --quick and --cpu-scale are two presets: give one (see cifar10_fairtat --help)\n");
+}

@@ -53,6 +53,9 @@ TEST_CASE("models: parameter counts equal PyTorch's", "[nn]") {
         {"preact_resnet18", 10, 3, 32, 11171146, false}, {"preact_resnet18", 10, 1, 28, 11171018},
         {"wrn28_10", 10, 3, 32, 36479194},      {"wrn34_10", 10, 3, 32, 46160474},
         {"wrn34_10", 10, 3, 32, 48262586, true, true},
+        // wrnD_W by name, counted by hand: WRN-16-1 = conv1 432 + block1 2 x 4,672 + block2 14,432 + 18,560 +
+        // block3 57,536 + 73,984 + bn 128 + fc 650; WRN-10-2 = 432 + 14,432 + 57,536 + 229,760 + 256 + 1,290.
+        {"wrn16_1", 10, 3, 32, 175066},         {"wrn10_2", 10, 3, 32, 303706},
         {"densenet121", 10, 3, 32, 6956298},    {"densenet169", 10, 3, 32, 12493322},
         {"googlenet", 10, 3, 32, 6166250},
     };
@@ -224,4 +227,25 @@ TEST_CASE("models: TRADES SmallCNN starts with a zero last layer; WRN linear bia
     REQUIRE(saw_bias);
     REQUIRE(saw_weight);
     REQUIRE(saw_conv);
+}
+
+TEST_CASE("models: any WideResNet by name, wrnD_W, and one line for a depth or width it cannot build", "[nn]") {
+    // The generic name builds the same network as the table's entry.
+    CHECK(nn::make_model("wrn28_10", config(10, 3, 32))->num_parameters() ==
+          nn::make_model("wrn28_010", config(10, 3, 32))->num_parameters());
+    auto message = [](const std::string& arch) {
+        try {
+            nn::make_model(arch, config(10, 3, 32));
+        } catch (const std::exception& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    const std::string rule = "': a WideResNet needs depth 6n+4 in [10, 1000] and widen factor in [1, 64] (e.g. wrn28_10)";
+    CHECK(message("wrn17_2") == "model architecture 'wrn17_2" + rule);
+    CHECK(message("wrn16_0") == "model architecture 'wrn16_0" + rule);
+    CHECK(message("wrn4_1") == "model architecture 'wrn4_1" + rule);
+    // Not of the shape at all: the unknown-architecture error, which lists the generic form.
+    CHECK(message("wrn16").rfind("unknown model architecture 'wrn16'; known: lenet5,", 0) == 0);
+    CHECK(message("wrn16").find("wrnD_W (any WideResNet") != std::string::npos);
 }

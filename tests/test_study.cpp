@@ -166,6 +166,7 @@ TEST_CASE("study: on a CPU, a run over --ask-above asks from a terminal, needs -
     const std::string out = (dir.path / "ask").string();
     const study::Study s = synthetic_study(out, 1000);
     cli::CommonFlags common = s.arms[0].job.common;
+    common.offered_presets = {{"--quick", "a few minutes"}, {"--cpu-scale", "about 4 hours"}};
     study::StudyFlags flags;
     flags.ask_above_s = 0;   // any estimate exceeds it
     auto confirm = [&](const cli::CommonFlags& c, const study::StudyFlags& f, const std::string& answer,
@@ -181,7 +182,9 @@ TEST_CASE("study: on a CPU, a run over --ask-above asks from a terminal, needs -
     REQUIRE(confirm(common, flags, "", false, false, log) == study::kNotConfirmedExit);
     INFO(log);
     CHECK(log.find("estimate: one pgd_at step takes") != std::string::npos);
-    CHECK(log.find("  --quick ") != std::string::npos);
+    // Every preset the binary offers, with what it says of its time.
+    CHECK(log.find("  --quick     a few minutes\n") != std::string::npos);
+    CHECK(log.find("  --cpu-scale about 4 hours\n") != std::string::npos);
     CHECK(log.find("  a GPU ") != std::string::npos);
     CHECK(log.find("  --yes ") != std::string::npos);
     CHECK(log.find("not started: no terminal to ask and no --yes") != std::string::npos);
@@ -209,6 +212,12 @@ TEST_CASE("study: on a CPU, a run over --ask-above asks from a terminal, needs -
     quick.quick = true;
     CHECK(confirm(quick, flags, "", false, false, log) == -1);
     CHECK(log.empty());
+    // A preset beyond --quick, chosen knowingly: the estimate is said, nothing asked.
+    cli::CommonFlags preset = common;
+    preset.preset = "--cpu-scale";
+    CHECK(confirm(preset, flags, "", false, false, log) == -1);
+    CHECK(log.find("estimate: one pgd_at step takes") != std::string::npos);
+    CHECK(log.find("Ways forward") == std::string::npos);
     cli::CommonFlags resume = common;
     resume.resume = true;
     CHECK(confirm(resume, flags, "", false, true, log) == -1);
