@@ -292,7 +292,7 @@ void autoattack_table(std::ostream& md, const std::map<std::string, Arm>& arms, 
 void dataset_section(std::ostream& md, const fs::path& results, const std::string& dataset) {
     std::vector<std::string> classes;
     const auto arms = load_arms(results / dataset, classes);
-    md << "\n## " << dataset << "\n\n";
+    md << "\n## " << dataset_title(dataset) << "\n\n";
     if (arms.empty()) {
         md << "No finished runs committed yet.\n";
         return;
