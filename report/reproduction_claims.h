@@ -16,6 +16,7 @@ struct ClaimSpec {
     std::optional<double> paper_size;  // the paper's size of the effect, where it gives one
     std::optional<double> floor;       // a bound claim instead of a direction (judge_at_least)
     std::string paper_value;           // what the paper reports, for the page
+    std::string headline;              // the claim's row in the verdict table (README.md); empty: the page only
 };
 
 // Every claim, in page order.

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 
 #include "util/format.h"
 #include "eval/agreement.h"
@@ -70,28 +72,52 @@ void arms_table(std::ostream& md, const std::map<std::string, Arm>& arms) {
                   "last one.\n";
 }
 
+// A claim judged on the committed runs: its paired effect and verdict, or why there is none.
+struct ClaimOutcome {
+    bool run = false;        // both arms have runs
+    PairedEffect e;          // over the seeds both arms have (e.n == 0: none pairs)
+    std::string no_average;  // seeds FAWA left without an averaged model, on either side
+    Verdict v = Verdict::undecided;
+    bool at_zero = false;    // the worst class at 0% in every run of both arms
+};
+
+ClaimOutcome claim_outcome(const ClaimSpec& c, const std::map<std::string, Arm>& arms) {
+    ClaimOutcome o;
+    auto a = arms.find(c.arm), b = arms.find(c.base);
+    if (a == arms.end() || b == arms.end()) return o;
+    o.run = true;
+    o.e = paired_effect(differences(c, a->second, b->second));
+    // Seeds left without an averaged model by FAWA, on either side: they cannot enter the comparison.
+    for (const auto& [arm, ckpt] : {std::pair{&a->second, &c.arm_checkpoint}, {&b->second, &c.base_checkpoint}})
+        if (*ckpt == "ema_last" && o.no_average.empty()) o.no_average = seeds_without_average(*arm);
+    if (o.e.n == 0) return o;
+    o.v = c.floor ? judge_at_least(o.e, *c.floor) : judge(o.e, {c.direction, c.paper_size});
+    o.at_zero = both_at_zero(c, a->second, b->second);
+    return o;
+}
+
+std::string effect_text(const PairedEffect& e) {
+    return fixed(e.mean, 1, true) + " [" + fixed(e.lo, 1, true) + ", " + fixed(e.hi, 1, true) + "]";
+}
+
 // A claim's effect and verdict cells: "not run yet" until both arms have runs.
 std::pair<std::string, std::string> claim_cells(const ClaimSpec& c, const std::map<std::string, Arm>& arms) {
-    auto a = arms.find(c.arm), b = arms.find(c.base);
-    if (a == arms.end() || b == arms.end()) return {"not run yet", "—"};
-    const auto e = paired_effect(differences(c, a->second, b->second));
-    // Seeds left without an averaged model by FAWA, on either side: they cannot enter the comparison.
-    std::string no_average;
-    for (const auto& [arm, ckpt] : {std::pair{&a->second, &c.arm_checkpoint}, {&b->second, &c.base_checkpoint}})
-        if (*ckpt == "ema_last" && no_average.empty()) no_average = seeds_without_average(*arm);
-    const std::string fawa_note = "FAWA accepted no epoch in " + seeds_text(no_average) +
+    const ClaimOutcome o = claim_outcome(c, arms);
+    if (!o.run) return {"not run yet", "—"};
+    const auto& e = o.e;
+    const std::string fawa_note = "FAWA accepted no epoch in " + seeds_text(o.no_average) +
                                   " (its worst validation class stayed under FAWA's threshold), so there is no averaged model";
     if (e.n == 0)
-        return no_average.empty()
+        return o.no_average.empty()
                    ? std::pair<std::string, std::string>{"not run yet", "—"}
                    : std::pair<std::string, std::string>{fawa_note, "**undecided** (untestable at this scale while FAWA "
                                                                     "accepts no epoch; the CCM rows judge the same "
                                                                     "training on its last model)"};
-    const std::string effect = fixed(e.mean, 1, true) + " [" + fixed(e.lo, 1, true) + ", " + fixed(e.hi, 1, true) +
-                               "] (" + std::to_string(e.n) + ")" + (no_average.empty() ? "" : "; left out: " + fawa_note);
-    const Verdict v = c.floor ? judge_at_least(e, *c.floor) : judge(e, {c.direction, c.paper_size});
+    const std::string effect = effect_text(e) + " (" + std::to_string(e.n) + ")" +
+                               (o.no_average.empty() ? "" : "; left out: " + fawa_note);
+    const Verdict v = o.v;
     std::string verdict = "**" + verdict_name(v) + "**";
-    if (both_at_zero(c, a->second, b->second)) {
+    if (o.at_zero) {
         verdict += " (the worst class is at 0% in every run of both arms: the floor this scale leaves, no room to show "
                    "a lift)";
     } else if (v == Verdict::undecided && e.n < 2) {
@@ -102,6 +128,15 @@ std::pair<std::string, std::string> claim_cells(const ClaimSpec& c, const std::m
                      : " (no seed count would: the effect is within its noise)";
     }
     return {effect, verdict};
+}
+
+// The same claim as one short cell of the verdict table.
+std::string claim_summary_cell(const ClaimSpec& c, const std::map<std::string, Arm>& arms) {
+    const ClaimOutcome o = claim_outcome(c, arms);
+    if (!o.run || (o.e.n == 0 && o.no_average.empty())) return "not run yet";
+    if (o.e.n == 0) return "**undecided**: FAWA accepted no epoch, no averaged model";
+    return "**" + verdict_name(o.v) + "**: " + effect_text(o.e) + ", " + std::to_string(o.e.n) +
+           (o.e.n == 1 ? " seed" : " seeds") + (o.at_zero ? " (worst class at 0% in both arms)" : "");
 }
 
 void claims_table(std::ostream& md, const std::map<std::string, Arm>& arms) {
@@ -138,9 +173,16 @@ void retrained_notes(std::ostream& md, const std::map<std::string, Arm>& arms) {
 
 // Benz et al.: the weakest classes are the same across seeds and methods. Every adversarially trained run's
 // per-class PGD-20 accuracy (last checkpoint) against the mean ranking of the PGD-AT seeds.
-void weakest_classes(std::ostream& md, const std::map<std::string, Arm>& arms, const std::vector<std::string>& classes) {
+struct Weakest {
+    PairedEffect rho;  // over the adversarially trained runs
+    std::string modal;  // the class most often the worst
+    int modal_n = 0, total = 0;
+    Verdict v = Verdict::undecided;
+};
+
+std::optional<Weakest> weakest_outcome(const std::map<std::string, Arm>& arms, const std::vector<std::string>& classes) {
     auto base = arms.find("pgd_at");
-    if (base == arms.end()) return;
+    if (base == arms.end()) return std::nullopt;
     // The reference ranking: the mean per-class PGD-20 accuracy of the PGD-AT seeds, leaving out the run compared
     // (a PGD-AT seed is never compared with itself).
     auto reference = [&](const std::string& arm_name, int left_out) {
@@ -167,20 +209,30 @@ void weakest_classes(std::ostream& md, const std::map<std::string, Arm>& arms, c
                 if (worst_class(pc) < classes.size()) ++worst_count[classes[worst_class(pc)]];
             }
     }
-    if (rho.empty()) return;
-    const auto e = paired_effect(rho);
-    std::string modal;
-    int modal_n = 0, total = 0;
+    if (rho.empty()) return std::nullopt;
+    Weakest w;
+    w.rho = paired_effect(rho);
     for (const auto& [cls, n] : worst_count) {
-        total += n;
-        if (n > modal_n) modal = cls, modal_n = n;
+        w.total += n;
+        if (n > w.modal_n) w.modal = cls, w.modal_n = n;
     }
+    w.v = judge_at_least(w.rho, 0.5);
+    return w;
+}
+
+std::string rho_interval(const PairedEffect& e) {
+    return fixed(e.mean, 2) + " [" + fixed(std::max(e.lo, -1.0), 2) + ", " + fixed(std::min(e.hi, 1.0), 2) + "]";
+}
+
+void weakest_classes(std::ostream& md, const std::map<std::string, Arm>& arms, const std::vector<std::string>& classes) {
+    const auto w = weakest_outcome(arms, classes);
+    if (!w) return;
+    const auto& e = w->rho;
     md << "\n**The same classes are the weakest across seeds and methods** (Benz et al.): Spearman ρ of each "
           "adversarially trained run's per-class PGD-20 accuracy against the PGD-AT seeds' mean, over "
-       << e.n << (e.n == 1 ? " run: " : " runs: ") << fixed(e.mean, 2) << " [" << fixed(std::max(e.lo, -1.0), 2) << ", "
-       << fixed(std::min(e.hi, 1.0), 2) << "]" << (e.lo < -1 || e.hi > 1 ? " (the t interval, cut at ±1)" : "")
-       << "; the worst class is " << modal << " in " << modal_n << " of " << total << " runs. Verdict: **"
-       << verdict_name(judge_at_least(e, 0.5))
+       << e.n << (e.n == 1 ? " run: " : " runs: ") << rho_interval(e)
+       << (e.lo < -1 || e.hi > 1 ? " (the t interval, cut at ±1)" : "") << "; the worst class is " << w->modal << " in "
+       << w->modal_n << " of " << w->total << " runs. Verdict: **" << verdict_name(w->v)
        << "** (reproduced when the interval lies above ρ = 0.5; undecided with fewer than two runs).\n";
 }
 
@@ -240,7 +292,7 @@ void autoattack_table(std::ostream& md, const std::map<std::string, Arm>& arms, 
 void dataset_section(std::ostream& md, const fs::path& results, const std::string& dataset) {
     std::vector<std::string> classes;
     const auto arms = load_arms(results / dataset, classes);
-    md << "\n## " << dataset << "\n\n";
+    md << "\n## " << dataset_title(dataset) << "\n\n";
     if (arms.empty()) {
         md << "No finished runs committed yet.\n";
         return;
@@ -254,13 +306,91 @@ void dataset_section(std::ostream& md, const fs::path& results, const std::strin
 
 }  // namespace
 
+std::string dataset_title(const std::string& dataset) {
+    static const std::map<std::string, std::string> titles = {
+        {"cifar10", "CIFAR-10"}, {"fashion-mnist", "Fashion-MNIST"}, {"gtsrb32", "GTSRB-17"}};
+    auto t = titles.find(dataset);
+    return t == titles.end() ? dataset : t->second;
+}
+
+std::vector<std::string> datasets_present(const fs::path& results, const std::vector<std::string>& datasets) {
+    std::vector<std::string> present;
+    for (const auto& d : datasets)
+        if (fs::is_directory(results / d) || fs::is_directory(results / "pilot" / d)) present.push_back(d);
+    return present;
+}
+
+std::string verdict_table(const fs::path& results, const std::vector<std::string>& datasets) {
+    struct Column {
+        std::string title;
+        std::map<std::string, Arm> arms;
+        std::vector<std::string> classes;
+    };
+    std::vector<Column> columns;
+    for (const auto& d : datasets) {
+        Column c{dataset_title(d), {}, {}};
+        c.arms = load_arms(results / d, c.classes);
+        if (!c.arms.empty()) columns.push_back(std::move(c));
+    }
+    std::ostringstream md;
+    if (columns.empty()) {
+        md << "No finished runs committed yet.\n";
+        return md.str();
+    }
+    md << "| claim (paper) |";
+    for (const auto& c : columns) md << " " << c.title << " |";
+    md << "\n|---|";
+    for (size_t k = 0; k < columns.size(); ++k) md << "---|";
+    md << "\n";
+    bool first = true;
+    for (const auto& claim : claims()) {
+        if (claim.headline.empty()) continue;
+        md << "| " << claim.headline << " |";
+        for (const auto& c : columns) md << " " << claim_summary_cell(claim, c.arms) << " |";
+        md << "\n";
+        if (first) {  // Benz et al.'s second finding beside their first
+            md << "| The same classes are the weakest across seeds and methods (Benz et al.) |";
+            for (const auto& c : columns) {
+                const auto w = weakest_outcome(c.arms, c.classes);
+                md << " "
+                   << (w ? "**" + verdict_name(w->v) + "**: ρ " + rho_interval(w->rho) + ", " + std::to_string(w->rho.n) +
+                               " runs"
+                         : std::string("not run yet"))
+                   << " |";
+            }
+            md << "\n";
+            first = false;
+        }
+    }
+    md << "\nEach cell: the verdict, then the effect arm − base in points, its mean over the seeds both arms have "
+          "and its 95% t interval. For the weakest classes: Spearman's ρ of each adversarially trained run's "
+          "per-class PGD-20 accuracy with PGD-AT's, over the runs (reproduced when the interval lies above 0.5). "
+          "The rules, every arm and every claim: docs/reproduction.md.\n";
+    return md.str();
+}
+
+const char* const readme_begin =
+    "<!-- verdict table: written by build/tools/reproduction_report --readme README.md; edit the results, not this -->";
+const char* const readme_end = "<!-- end of verdict table -->";
+
+std::string replace_marked_block(const std::string& text, const std::string& block) {
+    const auto b = text.find(readme_begin);
+    const auto e = text.find(readme_end);
+    if (b == std::string::npos || e == std::string::npos || e < b)
+        throw std::runtime_error(std::string("no verdict table markers (") + readme_begin + " ... " + readme_end + ")");
+    const auto start = b + std::string(readme_begin).size();
+    return text.substr(0, start) + "\n" + block + text.substr(e);
+}
+
 std::string reproduction_page(const fs::path& results, const std::vector<std::string>& datasets) {
     std::ostringstream md;
     std::ifstream intro(results / "intro.md");
     if (intro) md << intro.rdbuf();
+    const auto present = datasets_present(results, datasets);
+    md << "\n## The verdicts\n\n" << verdict_table(results, present);
     md << "\n## Pilot: PGD-AT alone at the protocol's setting\n";
-    for (const auto& d : datasets) pilot_section(md, results, d);
-    for (const auto& d : datasets) dataset_section(md, results, d);
+    for (const auto& d : present) pilot_section(md, results, d);
+    for (const auto& d : present) dataset_section(md, results, d);
     return md.str();
 }
 

@@ -1,5 +1,6 @@
 // See reproduction_pilot.h.
 #include "report/reproduction_pilot.h"
+#include "report/reproduction_page.h"
 
 #include <algorithm>
 #include <cmath>
@@ -63,7 +64,7 @@ PilotRows pilot_table(std::ostream& md, const Arm& arm, const std::vector<std::s
 
 void pilot_section(std::ostream& md, const fs::path& results, const std::string& dataset) {
     const fs::path study = results / dataset, early = results / "pilot" / dataset;
-    md << "\n### " << dataset << "\n\n";
+    md << "\n### " << dataset_title(dataset) << "\n\n";
     std::vector<std::string> study_classes, early_classes;
     const auto study_arms = load_arms(study, study_classes), early_arms = load_arms(early, early_classes);
     const auto study_pgd = study_arms.find("pgd_at"), early_pgd = early_arms.find("pgd_at");

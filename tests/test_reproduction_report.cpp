@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -337,4 +338,46 @@ TEST_CASE("reproduction_report: AutoAttack on a model retrained for it is compar
     CHECK(text.find("A seed marked retrained lost its checkpoint with a machine") != std::string::npos);
     // The retrained model's record is the attack's only: the arm's own table still reads the committed run.
     CHECK(text.find("45.0") == std::string::npos);
+}
+
+TEST_CASE("reproduction_report: the verdict table leads with CIFAR-10 once it has results, and --readme rewrites "
+          "only the README's marked block", "[report]") {
+    cw_nn_test::ScratchDir dir;
+    const std::string tool = "'" + (cw_test::repo_root() / "build/tools/reproduction_report").string() + "'";
+    const auto table = [&] {
+        const auto out = cw_test::run_shell(tool + " --results '" + dir.path.string() + "' --readme - 2>&1");
+        INFO(out.text);
+        REQUIRE(out.code == 0);
+        return out.text;
+    };
+    write_run(dir.path / "fashion-mnist/pgd_at/seed0", 0.12, 0.50, 0.400, 0.404);
+    std::string text = table();
+    CHECK(text.find("| claim (paper) | Fashion-MNIST |\n") != std::string::npos);   // the default datasets, one present
+    CHECK(text.find("| FRL Reweight+Remargin lifts the worst class's PGD-20 accuracy over PGD-AT (Xu et al.) | not run "
+                    "yet |") != std::string::npos);
+    write_run(dir.path / "cifar10/pgd_at/seed0", 0.12, 0.50, 0.400, 0.404);
+    text = table();
+    CHECK(text.find("| claim (paper) | CIFAR-10 | Fashion-MNIST |\n") != std::string::npos);
+
+    // The README: only what lies between the two marker lines changes.
+    const fs::path readme = dir.path / "README.md";
+    const std::string begin =
+        "<!-- verdict table: written by build/tools/reproduction_report --readme README.md; edit the results, not this -->";
+    write(readme, "# x\n\nbefore\n\n" + begin + "\n| stale |\n<!-- end of verdict table -->\n\nafter\n");
+    const auto out = cw_test::run_shell(tool + " --results '" + dir.path.string() + "' --out '" +
+                                        (dir.path / "page.md").string() + "' --readme '" + readme.string() + "' 2>&1");
+    INFO(out.text);
+    REQUIRE(out.code == 0);
+    std::ifstream in(readme);
+    const std::string rewritten((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(rewritten == "# x\n\nbefore\n\n" + begin + "\n" + text + "<!-- end of verdict table -->\n\nafter\n");
+    std::ifstream page_in(dir.path / "page.md");
+    const std::string page((std::istreambuf_iterator<char>(page_in)), std::istreambuf_iterator<char>());
+    CHECK(page.find("## The verdicts\n\n" + text) != std::string::npos);   // the page shows the same table
+    CHECK(page.find("## CIFAR-10") < page.find("## Fashion-MNIST"));
+
+    // Without the markers the README is refused, not rewritten.
+    write(readme, "# x\n");
+    CHECK(cw_test::run_shell(tool + " --results '" + dir.path.string() + "' --out - --readme '" + readme.string() +
+                             "' >/dev/null 2>&1").code != 0);
 }
