@@ -12,6 +12,7 @@
 #include "util/format.h"
 #include "eval/agreement.h"
 #include "report/claims.h"
+#include "report/cifar10_pilot.h"
 #include "report/reproduction_claims.h"
 #include "report/reproduction_pilot.h"
 #include "report/reproduction_runs.h"
@@ -389,6 +390,7 @@ std::string reproduction_page(const fs::path& results, const std::vector<std::st
     const auto present = datasets_present(results, datasets);
     md << "\n## The verdicts\n\n" << verdict_table(results, present);
     md << "\n## Pilot: PGD-AT alone at the protocol's setting\n";
+    cifar10_pilot_section(md, results);
     for (const auto& d : present) pilot_section(md, results, d);
     for (const auto& d : present) dataset_section(md, results, d);
     return md.str();

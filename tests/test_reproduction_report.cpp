@@ -381,3 +381,46 @@ TEST_CASE("reproduction_report: the verdict table leads with CIFAR-10 once it ha
     CHECK(cw_test::run_shell(tool + " --results '" + dir.path.string() + "' --out - --readme '" + readme.string() +
                              "' >/dev/null 2>&1").code != 0);
 }
+
+namespace {
+// One pilot run of a 3-class CIFAR-like dataset (automobile, cat, truck): PGD-20 per class and overall, the last two
+// per-epoch PGD-20 figures, and the wall-clock seconds (none: no wall.txt).
+void write_pilot_run(const fs::path& dir, std::vector<double> pgd, double overall, double before, double after,
+                     int seconds) {
+    nlohmann::json j = {{"schema", "classwise.results/1"}, {"experiment", "test"}, {"dataset", "cifar10"},
+                        {"split", "test"}, {"num_examples", 300}, {"classes", {"automobile", "cat", "truck"}},
+                        {"model", "toy"}, {"method", "toy"}, {"seed", 0}, {"device", "cpu"},
+                        {"evaluations", nlohmann::json::array()}};
+    for (const std::string name : {"clean", "pgd20"}) {
+        const std::vector<double> pc = name == "clean" ? std::vector<double>{0.9, 0.8, 0.9} : pgd;
+        const size_t worst = std::min_element(pc.begin(), pc.end()) - pc.begin();
+        const size_t best = std::max_element(pc.begin(), pc.end()) - pc.begin();
+        nlohmann::json e = {{"name", name}, {"accuracy", name == "clean" ? 0.8 : overall}, {"per_class_accuracy", pc},
+                            {"worst_class", worst}, {"best_class", best},
+                            {"confusion", {{100, 0, 0}, {0, 100, 0}, {0, 0, 100}}}, {"cfp", {0.0, 0.0, 0.0}}};
+        if (name != "clean") e["attack"] = name, e["per_class_boundary_error"] = {0.1, 0.1, 0.1};
+        j["evaluations"].push_back(e);
+    }
+    write(dir / "eval_last/results.json", j.dump() + "\n");
+    write(dir / "history.csv", "epoch,eval,overall,automobile,cat,truck\n1,test_pgd20," + std::to_string(before) +
+                                   ",0,0,0\n2,test_pgd20," + std::to_string(after) + ",0,0,0\n");
+    if (seconds > 0) write(dir / "wall.txt", std::to_string(seconds) + "\n");
+}
+}  // namespace
+
+TEST_CASE("reproduction_report: the CIFAR-10 pilot's table judges each candidate on its seeds' means", "[report]") {
+    cw_nn_test::ScratchDir dir;
+    const fs::path pilot = dir.path / "cifar10-pilot";
+    // Candidate a: minutes (50 + 100) / 2 = 75; PGD-20 (40 + 42) / 2 = 41.0; worst class cat, (10 + 20) / 2 = 15.0;
+    // largest last-two-epoch change |43 - 41| = 2.0; cat worst and automobile/truck best in both seeds.
+    write_pilot_run(pilot / "a/pgd_at/seed0", {0.6, 0.1, 0.5}, 0.40, 0.400, 0.405, 3000);
+    write_pilot_run(pilot / "a/pgd_at/seed1", {0.5, 0.2, 0.55}, 0.42, 0.410, 0.430, 6000);
+    // Candidate b: one seed, worst class truck (14.0 < 15: a not met), no recorded time, PGD-20 34.9 (b not met).
+    write_pilot_run(pilot / "b/pgd_at/seed0", {0.5, 0.3, 0.14}, 0.349, 0.35, 0.35, 0);
+    std::string md = page(dir.path);
+    INFO(md);
+    CHECK(md.find("| a | 0,1 | 75 | 80.0 | 41.0 | 15.0 (cat ×2) | 2.0 | 2 of 2 | 2 of 2 | met | met | **not met** | met |") !=
+          std::string::npos);
+    CHECK(md.find("| b | 0 | – | 80.0 | 34.9 | 14.0 (truck) | 0.0 | 0 of 1 | 0 of 1 | **not met** | **not met** | met | — |") !=
+          std::string::npos);
+}

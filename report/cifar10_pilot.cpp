@@ -1,0 +1,124 @@
+// See cifar10_pilot.h.
+#include "report/cifar10_pilot.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+#include <vector>
+
+#include "report/claims.h"
+#include "report/reproduction_runs.h"
+#include "util/atomic_file.h"
+#include "util/csv.h"
+#include "util/format.h"
+
+namespace cw::report::reproduction {
+
+namespace {
+
+namespace fs = std::filesystem;
+using util::fixed;
+
+constexpr double kWorstAtLeast = 15, kOverallAtLeast = 35, kChangeBelow = 1, kMinutesAtMost = 90;
+
+// The run's wall-clock minutes (wall.txt: seconds, summed over resumptions); NaN where not recorded.
+double minutes_of(const fs::path& seed_dir) {
+    std::ifstream in(seed_dir / "wall.txt");
+    double seconds = NAN;
+    if (!(in >> seconds)) return NAN;
+    return seconds / 60;
+}
+
+// |change| of the per-epoch test PGD-20 between the last two epochs, in points; NaN with fewer than two epochs.
+double last_change(const fs::path& seed_dir) {
+    const fs::path history = seed_dir / "history.csv";
+    if (!fs::exists(history)) return NAN;
+    const util::CsvTable t = util::parse_csv(util::read_file_text(history.string()), history.string());
+    const int eval = t.column("eval"), overall = t.column("overall");
+    if (eval < 0 || overall < 0) throw std::runtime_error(history.string() + ": expected the columns eval and overall");
+    std::vector<double> per_epoch;
+    for (const auto& row : t.rows)
+        if (row[eval].rfind("test_pgd", 0) == 0) per_epoch.push_back(100 * util::csv_number(row[overall], history.string()));
+    return per_epoch.size() < 2 ? NAN : std::fabs(per_epoch.back() - per_epoch[per_epoch.size() - 2]);
+}
+
+double mean(const std::vector<double>& v) {
+    double s = 0;
+    int n = 0;
+    for (double x : v)
+        if (!std::isnan(x)) s += x, ++n;
+    return n ? s / n : NAN;
+}
+
+// Rank of each class by accuracy, 0 = worst.
+std::vector<size_t> order_worst_first(const std::vector<double>& per_class) {
+    std::vector<size_t> idx(per_class.size());
+    for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return per_class[a] < per_class[b]; });
+    return idx;
+}
+
+std::string met(bool measured, bool ok) { return !measured ? "—" : ok ? "met" : "**not met**"; }
+
+}  // namespace
+
+void cifar10_pilot_section(std::ostream& md, const fs::path& results) {
+    const fs::path pilot = results / "cifar10-pilot";
+    if (!fs::is_directory(pilot)) return;
+    std::vector<fs::path> candidates;
+    for (const auto& e : fs::directory_iterator(pilot))
+        if (e.is_directory()) candidates.push_back(e.path());
+    std::sort(candidates.begin(), candidates.end());
+    md << "\n### CIFAR-10: the pilot of the CPU recipe\n\n"
+          "PGD-AT alone under each candidate recipe (scripts/cifar10_pilot.sh), every run evaluated on the whole test "
+          "set (PGD-20, α = ε/4, ε = 8/255). Means over the seeds; minutes per run are wall-clock on one core with two "
+          "runs side by side (criterion d: at most "
+       << fixed(kMinutesAtMost, 0) << "). Ordering: the worst class under PGD-20 (the papers: cat) and the two best "
+          "(the papers: automobile and truck), counted over seeds.\n\n"
+          "| candidate | seeds | minutes per run | clean | PGD-20 | worst class (PGD-20) | last two epochs' change "
+          "| worst is cat | best two are automobile and truck | (a) worst ≥ 15 | (b) PGD-20 ≥ 35 | (c) change < 1 | "
+          "(d) ≤ 90 min |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    for (const fs::path& c : candidates) {
+        std::vector<std::string> classes;
+        const auto arms = load_arms(c, classes);
+        const auto pgd = arms.find("pgd_at");
+        if (pgd == arms.end() || pgd->second.empty()) continue;
+        std::vector<double> minutes, clean, robust, worst, change;
+        std::map<std::string, int> worst_names;
+        int cat_worst = 0, car_truck_best = 0, n = 0;
+        const auto cat = std::find(classes.begin(), classes.end(), "cat");
+        const auto car = std::find(classes.begin(), classes.end(), "automobile");
+        const auto truck = std::find(classes.begin(), classes.end(), "truck");
+        for (const auto& [seed, run] : pgd->second) {
+            const fs::path dir = c / "pgd_at" / ("seed" + std::to_string(seed));
+            minutes.push_back(minutes_of(dir));
+            clean.push_back(metric(run, "last", "clean"));
+            robust.push_back(metric(run, "last", "PGD-20"));
+            worst.push_back(metric(run, "last", "PGD-20 worst"));
+            change.push_back(last_change(dir));
+            const auto e = run.evals.find("last");
+            if (e == run.evals.end() || !e->second.count("pgd20")) continue;
+            const auto order = order_worst_first(e->second.at("pgd20").per_class);
+            ++n;
+            ++worst_names[class_name(classes, order.front())];
+            if (cat != classes.end() && order.front() == static_cast<size_t>(cat - classes.begin())) ++cat_worst;
+            if (car != classes.end() && truck != classes.end() && order.size() >= 2) {
+                const size_t b1 = order[order.size() - 1], b2 = order[order.size() - 2];
+                const size_t ic = car - classes.begin(), it = truck - classes.begin();
+                if ((b1 == ic && b2 == it) || (b1 == it && b2 == ic)) ++car_truck_best;
+            }
+        }
+        std::string names;
+        for (const auto& [name, k] : worst_names) names += (names.empty() ? "" : ", ") + name + (n > 1 ? " ×" + std::to_string(k) : "");
+        const double m = mean(minutes), w = mean(worst), r = mean(robust), ch = max_of(change);
+        md << "| " << c.filename().string() << " | " << seeds_of(pgd->second) << " | " << fixed(m, 0) << " | "
+           << fixed(mean(clean)) << " | " << fixed(r) << " | " << fixed(w) << " (" << names << ") | " << fixed(ch)
+           << " | " << cat_worst << " of " << n << " | " << car_truck_best << " of " << n << " | "
+           << met(!std::isnan(w), w >= kWorstAtLeast) << " | " << met(!std::isnan(r), r >= kOverallAtLeast) << " | "
+           << met(!std::isnan(ch), ch < kChangeBelow) << " | " << met(!std::isnan(m), m <= kMinutesAtMost) << " |\n";
+    }
+}
+
+}  // namespace cw::report::reproduction
