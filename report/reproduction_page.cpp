@@ -13,6 +13,7 @@
 #include "eval/agreement.h"
 #include "report/claims.h"
 #include "report/cifar10_pilot.h"
+#include "report/named_worst.h"
 #include "report/reproduction_claims.h"
 #include "report/reproduction_pilot.h"
 #include "report/reproduction_runs.h"
@@ -290,6 +291,19 @@ void autoattack_table(std::ostream& md, const std::map<std::string, Arm>& arms, 
            << fixed(fairness::spearman(aa_worst, pgd_worst), 2) << " by the worst class's.\n";
 }
 
+std::string share_text(const NamedWorst& w) {
+    return std::to_string(w.named) + " of " + std::to_string(w.runs) + " runs [" + fixed(100 * w.lo, 0) + "%, " +
+           fixed(100 * w.hi, 0) + "%]";
+}
+
+void cat_worst(std::ostream& md, const std::map<std::string, Arm>& arms, const std::vector<std::string>& classes) {
+    const auto w = named_worst_outcome(arms, classes, "cat");
+    if (!w) return;
+    md << "\n**Cat is the worst class** (Benz et al.; Xu et al.): the worst class under PGD-20 is cat in "
+       << share_text(*w) << " of PGD-AT and TRADES (the last checkpoint; 95% Wilson interval of the share). Verdict: **"
+       << verdict_name(w->v) << "** (reproduced when the interval lies above one half).\n";
+}
+
 void dataset_section(std::ostream& md, const fs::path& results, const std::string& dataset) {
     std::vector<std::string> classes;
     const auto arms = load_arms(results / dataset, classes);
@@ -302,6 +316,7 @@ void dataset_section(std::ostream& md, const fs::path& results, const std::strin
     claims_table(md, arms);
     retrained_notes(md, arms);
     weakest_classes(md, arms, classes);
+    cat_worst(md, arms, classes);
     autoattack_table(md, arms, classes);
 }
 
@@ -360,6 +375,16 @@ std::string verdict_table(const fs::path& results, const std::vector<std::string
                    << " |";
             }
             md << "\n";
+            // Their CIFAR-10 finding, on the datasets that have a cat class.
+            bool any_cat = false;
+            std::ostringstream row;
+            row << "| Cat is the worst class under adversarial training (Benz et al.; Xu et al.) |";
+            for (const auto& c : columns) {
+                const auto w = named_worst_outcome(c.arms, c.classes, "cat");
+                any_cat |= w.has_value();
+                row << " " << (w ? "**" + verdict_name(w->v) + "**: " + share_text(*w) : std::string("—")) << " |";
+            }
+            if (any_cat) md << row.str() << "\n";
             first = false;
         }
     }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "report/named_worst.h"
 #include "tests/test_nn_util.h"
 #include "tests/test_process.h"
 
@@ -423,4 +424,28 @@ TEST_CASE("reproduction_report: the CIFAR-10 pilot's table judges each candidate
           std::string::npos);
     CHECK(md.find("| b | 0 | – | 80.0 | 34.9 | 14.0 (truck) | 0.0 | 0 of 1 | 0 of 1 | **not met** | **not met** | met | — |") !=
           std::string::npos);
+}
+
+TEST_CASE("reproduction_report: 'cat is the worst class' counts PGD-AT's and TRADES' runs, Wilson interval", "[report]") {
+    // Wilson intervals worked in Python: 3 of 4 -> [0.3006, 0.9544]; 0 of 6 -> [0, 0.3903].
+    const auto a = cw::report::reproduction::wilson_interval(3, 4);
+    CHECK(a.first == Approx(0.30064184).epsilon(1e-7));
+    CHECK(a.second == Approx(0.95441274).epsilon(1e-7));
+    const auto b = cw::report::reproduction::wilson_interval(0, 6);
+    CHECK(b.first == Approx(0.0).margin(1e-12));
+    CHECK(b.second == Approx(0.39033429).epsilon(1e-7));
+
+    cw_nn_test::ScratchDir dir;
+    // cat worst in PGD-AT's three seeds, dog in TRADES' one; a fair method with dog worst does not count.
+    write_run(dir.path / "toyset/pgd_at/seed0", 0.10, 0.50, 0.4, 0.4);
+    write_run(dir.path / "toyset/pgd_at/seed1", 0.20, 0.60, 0.4, 0.4);
+    write_run(dir.path / "toyset/pgd_at/seed2", 0.15, 0.55, 0.4, 0.4);
+    write_run(dir.path / "toyset/trades/seed0", 0.60, 0.10, 0.4, 0.4);
+    write_run(dir.path / "toyset/fair_tat/seed0", 0.60, 0.10, 0.4, 0.4);
+    const std::string md = page(dir.path);
+    INFO(md);
+    CHECK(md.find("the worst class under PGD-20 is cat in 3 of 4 runs [30%, 95%] of PGD-AT and TRADES") !=
+          std::string::npos);
+    CHECK(md.find("| Cat is the worst class under adversarial training (Benz et al.; Xu et al.) | **undecided**: 3 of 4 "
+                  "runs [30%, 95%] |") != std::string::npos);
 }
