@@ -14,6 +14,7 @@
 #include "report/claims.h"
 #include "report/cifar10_pilot.h"
 #include "report/named_worst.h"
+#include "report/published_ranking.h"
 #include "report/reproduction_claims.h"
 #include "report/reproduction_pilot.h"
 #include "report/reproduction_runs.h"
@@ -317,6 +318,7 @@ void dataset_section(std::ostream& md, const fs::path& results, const std::strin
     retrained_notes(md, arms);
     weakest_classes(md, arms, classes);
     cat_worst(md, arms, classes);
+    ranking_section(md, results / "published" / (dataset + ".csv"), arms);
     autoattack_table(md, arms, classes);
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "report/named_worst.h"
+#include "report/published_ranking.h"
 #include "tests/test_nn_util.h"
 #include "tests/test_process.h"
 
@@ -448,4 +449,38 @@ TEST_CASE("reproduction_report: 'cat is the worst class' counts PGD-AT's and TRA
           std::string::npos);
     CHECK(md.find("| Cat is the worst class under adversarial training (Benz et al.; Xu et al.) | **undecided**: 3 of 4 "
                   "runs [30%, 95%] |") != std::string::npos);
+}
+
+TEST_CASE("reproduction_report: the methods' ranking against a published table, Spearman's rho with its interval",
+          "[report]") {
+    using namespace cw::report::reproduction;
+    CHECK(arm_of_published("PGD-AT") == "pgd_at");
+    CHECK(arm_of_published("FAIR-TAT") == "fair_tat");
+    CHECK(arm_of_published("TRADES") == "trades");
+    CHECK(arm_of_published("Something else").empty());
+    CHECK_FALSE(spearman_interval(0.8, 3).has_value());
+    cw_nn_test::ScratchDir dir;
+    // Ours (worst class = the lower of cat and dog): PGD-AT 10, TRADES 20, FAIR-TAT 30, DAFA 25; published 17, 19,
+    // 24, 26: ranks 1 2 3 4 against 1 2 4 3, rho = 1 - 6*2/(4*15) = 0.8; Fisher z with Bonett-Wright's error for n = 4
+    // (worked in Python): [-0.8188, 0.9975].
+    write_run(dir.path / "toyset/pgd_at/seed0", 0.10, 0.50, 0.4, 0.4);
+    write_run(dir.path / "toyset/trades/seed0", 0.20, 0.60, 0.4, 0.4);
+    write_run(dir.path / "toyset/fair_tat/seed0", 0.30, 0.40, 0.4, 0.4);
+    write_run(dir.path / "toyset/dafa/seed0", 0.25, 0.45, 0.4, 0.4);
+    write(dir.path / "published/toyset.csv",
+          "source,table,method,arch,attack,clean_avg,clean_worst,robust_avg,robust_worst,where_read\n"
+          "Paper X,Table 2,PGD-AT,PRN-18,AA,80,60,45,17,somewhere\n"
+          "Paper X,Table 2,TRADES,PRN-18,AA,80,60,45,19,somewhere\n"
+          "Paper X,Table 2,FAIR-TAT,PRN-18,AA,80,60,45,24,somewhere\n"
+          "Paper X,Table 2,DAFA,PRN-18,AA,80,60,45,26,somewhere\n"
+          "Paper X,Table 2,Unknown method,PRN-18,AA,80,60,45,30,somewhere\n");
+    const auto ci = spearman_interval(0.8, 4);
+    REQUIRE(ci.has_value());
+    CHECK(ci->first == Approx(-0.81881630).epsilon(1e-6));
+    CHECK(ci->second == Approx(0.99754336).epsilon(1e-6));
+    const std::string md = page(dir.path);
+    INFO(md);
+    CHECK(md.find("**Paper X, Table 2** (PRN-18, AA; read from somewhere): ρ = 0.80 [-0.82, 1.00] over 4 methods.") !=
+          std::string::npos);
+    CHECK(md.find("| DAFA | dafa | 26.0 | 25.0 (1 seed) |") != std::string::npos);
 }
