@@ -47,8 +47,17 @@ std::string arm_of_published(const std::string& method) {
         {"cfa", "cfa_trades"},    {"cfatrades", "cfa_trades"}, {"cfaat", "cfa_at"},  {"fairtat", "fair_tat"},
         {"dafa", "dafa"},         {"trix", "trix"},         {"faal", "faal"},        {"wat", "wat"},
         {"bat", "bat"},           {"natural", "natural"},   {"standard", "natural"}};
-    const auto it = arms.find(key);
-    return it == arms.end() ? "" : it->second;
+    // FAAL's logs name the base they fine-tune: ours fine-tunes TRADES (faal) or PGD-AT (faal_pgd); AWP is not ours.
+    if (key.rfind("faalatawp", 0) == 0) return "";
+    if (key.rfind("faalat", 0) == 0)
+        return key.find("ontrades") != std::string::npos ? "faal" : key.find("onpgdat") != std::string::npos ? "faal_pgd" : "";
+    if (key == "atcfa") return "cfa_at";
+    if (key == "tradescfa") return "cfa_trades";
+    if (const auto it = arms.find(key); it != arms.end()) return it->second;
+    // "TRADES + DAFA": a method on its TRADES base, as DAFA's and TRIX's tables write them.
+    if (key.rfind("trades", 0) == 0)
+        if (const auto it = arms.find(key.substr(6)); it != arms.end() && it->second != "pgd_at") return it->second;
+    return "";
 }
 
 std::optional<std::pair<double, double>> spearman_interval(double rho, int n) {

@@ -458,6 +458,17 @@ TEST_CASE("reproduction_report: the methods' ranking against a published table, 
     CHECK(arm_of_published("FAIR-TAT") == "fair_tat");
     CHECK(arm_of_published("TRADES") == "trades");
     CHECK(arm_of_published("Something else").empty());
+    // The published files' own spellings (results/reproduction/published/cifar10.csv).
+    CHECK(arm_of_published("TRADES + DAFA") == "dafa");
+    CHECK(arm_of_published("TRADES + FAIRTAT") == "fair_tat");
+    CHECK(arm_of_published("TRADES + CFA") == "cfa_trades");
+    CHECK(arm_of_published("AT + CFA") == "cfa_at");
+    CHECK(arm_of_published("AT") == "pgd_at");
+    CHECK(arm_of_published("TRADES + FRL") == "frl_rwrm");
+    CHECK(arm_of_published("FAAL_AT on TRADES; r=0.5") == "faal");
+    CHECK(arm_of_published("FAAL_AT on PGD-AT; r=1.0") == "faal_pgd");
+    CHECK(arm_of_published("FAAL_AT-AWP on TRADES; r=0.5").empty());
+    CHECK(arm_of_published("FRL + TRIX").empty());
     CHECK_FALSE(spearman_interval(0.8, 3).has_value());
     cw_nn_test::ScratchDir dir;
     // Ours (worst class = the lower of cat and dog): PGD-AT 10, TRADES 20, FAIR-TAT 30, DAFA 25; published 17, 19,
