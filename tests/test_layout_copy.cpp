@@ -17,9 +17,12 @@ namespace {
 
 const ConvPolicy kBf16{ConvPath::OneDnn, ConvPrecision::Bf16};
 
-void require_bf16_setting() {
-    if (!onednn_conv::cpu_has_bf16()) CW_SKIP("this CPU has no AVX512_BF16: no bf16 convolutions, no copies");
-}
+// A macro, not a function: CW_SKIP leaves by `return`, which must leave the test case itself (from a helper it
+// returned into the test, which then ran the bf16 convolutions a CPU without AVX512_BF16 cannot: SIGILL).
+#define REQUIRE_BF16_SETTING()                                                                              \
+    do {                                                                                                    \
+        if (!onednn_conv::cpu_has_bf16()) CW_SKIP("this CPU has no AVX512_BF16: no bf16 convolutions, no copies"); \
+    } while (0)
 
 // The copy attached to y, as bf16_blocked's conversion of y would write it; both as raw uint16 values.
 std::vector<uint16_t> attached_copy(const Tensor& y) {
@@ -59,7 +62,7 @@ ChainResult chain(bool pooled, bool drop) {
 
 TEST_CASE("layout copy: a bf16 conv2d_relu output's copy is bf16_blocked's conversion of it, bit for bit",
           "[conv][layout_copy]") {
-    require_bf16_setting();
+    REQUIRE_BF16_SETTING();
     const Setting setting(kBf16);
     uint64_t seed = 30;
     // 12 x 12 output: a last group of 16 pixels 9 wide (unpooled), of 4 wide (pooled 6 x 6 = 36).
@@ -85,7 +88,7 @@ TEST_CASE("layout copy: only a bf16 setting writes one", "[conv][layout_copy]") 
 
 TEST_CASE("layout copy: the next bf16 convolution reads it and computes what it computes without it",
           "[conv][layout_copy]") {
-    require_bf16_setting();
+    REQUIRE_BF16_SETTING();
     const Setting setting(kBf16);
     for (const bool pooled : {false, true}) {
         INFO((pooled ? "conv2d_relu_maxpool" : "conv2d_relu") << " -> conv2d");
@@ -102,7 +105,7 @@ TEST_CASE("layout copy: the next bf16 convolution reads it and computes what it 
 }
 
 TEST_CASE("layout copy: a write to the output drops its copy", "[conv][layout_copy]") {
-    require_bf16_setting();
+    REQUIRE_BF16_SETTING();
     const Setting setting(kBf16);
     uint64_t seed = 50;
     const Shape4 s{2, 4, 8, 8, 16, 3, 1, 1};
@@ -134,7 +137,7 @@ Tensor bn_relu(const Tensor& x, bool training) {
 
 TEST_CASE("layout copy: a bf16 batch_norm_relu output's copy is bf16_blocked's conversion, its values unchanged",
           "[conv][layout_copy][batch_norm]") {
-    require_bf16_setting();
+    REQUIRE_BF16_SETTING();
     const bool training = GENERATE(true, false);
     INFO((training ? "training" : "eval") << " mode");
     // 32 channels, two groups of 16, of 32 x 32: 32 KB per channel, so the CPU kernel's blocks (about 256 KB, 8
@@ -160,7 +163,7 @@ TEST_CASE("layout copy: a bf16 batch_norm_relu output's copy is bf16_blocked's c
 
 TEST_CASE("layout copy: a convolution after bf16 batch_norm_relu reads it and computes what it computes without it",
           "[conv][layout_copy][batch_norm]") {
-    require_bf16_setting();
+    REQUIRE_BF16_SETTING();
     const Setting setting(kBf16);
     auto run = [](bool drop) {
         Tensor x = randn({4, 16, 8, 8}, 70, 1.f, false).set_requires_grad(true);
