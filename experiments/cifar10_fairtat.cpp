@@ -8,8 +8,8 @@
 //   for every method (FAWA and the best-checkpoint rule use it); per-epoch PGD-10; final PGD-20 per class.
 //   Weight averaging (EMA, FAWA) from epoch 50 with decay 0.85 and FAWA threshold 0.2. FRL fine-tunes PGD-AT's
 //   best checkpoint (its "hot start") for a fifth of the epochs at lr 0.001.
-//   Beyond Table 1 (only when --arms names them): DAFA and TRIX on the same protocol, their warm-up 70/110 of the
-//   epochs as in DAFA's code (docs/protocols/dafa.md, trix.md); FAAL (Zhang et al., CVPR 2024; docs/protocols/faal.md)
+//   Beyond Table 1 (only when --arms names them): DAFA and TRIX on the same protocol, each with its own code's warm-up
+//   share of the epochs, DAFA 70 of 110 and TRIX 70 of 150 (docs/protocols/dafa.md, trix.md); FAAL (Zhang et al., CVPR 2024; docs/protocols/faal.md)
 //   fine-tunes the trades arm's best checkpoint (faal) or the pgd_at arm's (faal_pgd) for 2 epochs at lr 0.01, ÷10
 //   after the first.
 //   --transfer adds AutoAttack and Square-5000 (Table 2); --corruptions the 18 common corruptions per class (Tables
@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <utility>
 
 #include "study/cifar10_cpu_recipe.h"
 #include "study/study.h"
@@ -90,15 +91,16 @@ std::vector<study::Arm> table1_arms(const train::JobConfig& base, bool ablations
 }
 
 // Beyond Table 1: fair methods newer than FAIR-TAT, trained with the same protocol for comparison. Not part of
-// "all" (the paper's table); --arms names them. DAFA and TRIX (docs/protocols/dafa.md, trix.md) keep their
-// codes' warm-up as a fraction of the run: 70 of 110 epochs (DAFA's code), at least 1 — unless --dafa-warmup
-// was given.
+// "all" (the paper's table); --arms names them. DAFA and TRIX (docs/protocols/dafa.md, trix.md) keep their own
+// codes' warm-up as a fraction of the run, at least 1 epoch — unless --dafa-warmup was given: DAFA's code 70 of 110
+// epochs, TRIX's 70 of 150 (its arguments.py and scripts/trix.sh).
 std::vector<study::Arm> beyond_table1_arms(const train::JobConfig& base, bool warmup_given) {
     std::vector<study::Arm> arms;
-    const int warmup = static_cast<int>(std::max<int64_t>(1, base.common.epochs * 70 / 110));
-    for (const std::string method : {"dafa", "trix"}) {
+    for (const auto& [method, code_epochs] : {std::pair<std::string, int64_t>{"dafa", 110}, {"trix", 150}}) {
         arms.push_back(study::arm(method, base, method));
-        if (!warmup_given) arms.back().job.method_options.dafa.warmup = warmup;
+        if (!warmup_given)
+            arms.back().job.method_options.dafa.warmup =
+                static_cast<int>(std::max<int64_t>(1, base.common.epochs * 70 / code_epochs));
     }
     // FAAL fine-tunes a trained arm's best checkpoint for 2 epochs, lr 0.01 then 0.001 (its authors' ft_prn.py).
     auto faal = [&](const std::string& name, const std::string& base_arm) {

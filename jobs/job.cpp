@@ -206,6 +206,7 @@ void record_job(const JobConfig& job, const JobImages& images, Device device) {
 int run_job_signalled(JobConfig& job, std::ostream& out) {
     const cli::CommonFlags& common = job.common;
     if (common.out.empty()) throw std::invalid_argument("--out: an output folder is required");
+    check_fine_tune_start(job.method, job.init, job.method_options.faal.from_scratch);
     const float eps = job.eps.empty() ? default_eps(job.data.dataset) : eval::parse_fraction("--eps", job.eps);
     const std::string arch = job.arch.empty() ? default_arch(job.data.dataset) : job.arch;
     // The final evaluation's names are checked now: a typo must not wait for the end of training

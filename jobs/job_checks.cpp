@@ -72,6 +72,12 @@ void note_late_averaging(const std::vector<std::string>& checkpoints, int64_t em
             << "will be skipped\n";
 }
 
+void check_fine_tune_start(const std::string& method, const std::string& init, bool from_scratch) {
+    if (method.rfind("faal", 0) != 0 || !init.empty() || from_scratch) return;
+    throw std::invalid_argument("--init: " + method + " fine-tunes a trained robust model; give its checkpoint with "
+                                "--init (or --faal-from-scratch to start from random weights)");
+}
+
 FinalAttacks final_attacks(const std::string& names, float eps, std::ostream& log) {
     attacks::AttackOptions ao;
     ao.eps = eps;

@@ -32,6 +32,10 @@ std::vector<std::string> final_checkpoint_list(const std::string& list, const st
 void note_late_averaging(const std::vector<std::string>& checkpoints, int64_t ema_start, int64_t epochs,
                          std::ostream& out);
 
+// FAAL (faal, faal_trades) fine-tunes a trained robust model: without --init it would quietly train from random
+// weights. Throws one line naming --init unless `from_scratch` (--faal-from-scratch) asks for exactly that.
+void check_fine_tune_start(const std::string& method, const std::string& init, bool from_scratch);
+
 // The attacks of --final-attacks at `eps` (step eps/4), each logging to `log`; "clean" is skipped. Throws naming
 // the flag on an unknown name or a step count outside [1, 10^6].
 struct FinalAttacks {

@@ -92,9 +92,10 @@ arm_flags() {  # arm dataset seed [hot start's folder: where a fine-tune starts,
         cfa_trades)   echo "--method cfa_trades --cfa-begin 1 --ema fawa --ema-start 1 ${optim[$ds]}" ;;
         fair_tat)     echo "--method fair_tat ${optim[$ds]}" ;;
         fair_tat_ema) echo "--method fair_tat --ema epoch --ema-start 1 ${optim[$ds]}" ;;
-        # Beyond the papers (docs/protocols/dafa.md, trix.md): the warm-up keeps DAFA's code fraction, 70 of 110
-        # epochs, i.e. 3 of 5.
-        dafa|trix)    echo "--method $a --dafa-warmup 3 ${optim[$ds]}" ;;
+        # Beyond the papers (docs/protocols/dafa.md, trix.md): each keeps its own code's warm-up fraction, DAFA
+        # 70 of 110 epochs (3 of 5), TRIX 70 of 150 (2 of 5).
+        dafa)         echo "--method dafa --dafa-warmup 3 ${optim[$ds]}" ;;
+        trix)         echo "--method trix --dafa-warmup 2 ${optim[$ds]}" ;;
         faal)         echo "--method faal --init $hot/last.safetensors $faal_optim" ;;
     esac
 }

@@ -1,7 +1,9 @@
 // DAFA and TRIX against their PyTorch twins (tools/make_dafa_trix_twins.py → tests/fixtures/dafa_trix_twins.safetensors):
 // one training step after a one-epoch warm-up that recorded the fixture's probability rows — the class weights,
-// TRIX's targeted samples and their targets, the per-sample loss terms, the batch loss, the logits trained on and
-// every parameter's gradient, to 1e-5 of the twin's float64 values.
+// TRIX's targeted samples and their targets, the per-sample loss terms, the batch loss, the logits trained on,
+// every parameter's gradient and BN's running statistics after the outer forwards, to 1e-5 of the twin's float64
+// values. The running statistics are the one place the order of the two outer forwards shows (both codes forward
+// x' first): the loss and the gradients are the same either way.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -34,7 +36,8 @@ void finish_warmup(DafaSchedule& s, const std::vector<int32_t>& y) {
 
 }  // namespace
 
-TEST_CASE("dafa and trix: one step after the warm-up matches the PyTorch twin (loss, terms, logits, gradients)",
+TEST_CASE("dafa and trix: one step after the warm-up matches the PyTorch twin (loss, terms, logits, gradients, "
+          "running statistics)",
           "[fair][dafa][trix]") {
     cw_train_test::QuietAttacks quiet;
     const Tensor x = Tensor::from_vector(twin("x"), {8, 3, 8, 8});
@@ -96,6 +99,12 @@ TEST_CASE("dafa and trix: one step after the warm-up matches the PyTorch twin (l
                 // and float32 leaves rounding noise — held to an absolute bound instead of a relative one
                 const double err = largest > 1e-9 ? worst_error(got, want) : worst_error(got, std::vector<float>(got.size(), 0.f));
                 INFO("gradient of '" << p.name << "': error " << err << " (largest twin value " << largest << ")");
+                CHECK(err <= 1e-5);
+            }
+            for (auto& b : net->named_buffers()) {
+                if (b.name.find("running") == std::string::npos) continue;
+                const double err = worst_error(b.tensor->to_vector(), twin(name + ".buffer." + b.name));
+                INFO("'" << b.name << "' after the outer forwards: error " << err);
                 CHECK(err <= 1e-5);
             }
         }

@@ -3,8 +3,9 @@
 (fairness/methods/dafa.h, trix.h; docs/protocols/dafa.md, trix.md) by an independent PyTorch twin written from
 the protocol pages and the authors' codes (DAFA's losses.py trades_loss and utils.py calculate_class_weights,
 TRIX's losses.py mixed_trades_loss), for tests/test_fair_dafa_twins.cpp to compare: the per-sample loss terms,
-the batch loss, the logits trained on and every parameter's gradient; for TRIX also which samples were attacked
-targeted and toward which class.
+the batch loss, the logits trained on, every parameter's gradient and BN's running statistics after the outer
+forwards (both codes forward x' first, then x: the order decides what the running statistics hold); for TRIX also
+which samples were attacked targeted and toward which class.
 
 Not part of the build or the tests; needs Debian's python3-torch and python3-numpy:
     /usr/bin/python3 tools/make_dafa_trix_twins.py
@@ -100,7 +101,8 @@ def mixed_adv(model, x, start, eps, alpha, targeted, goal, steps):
 
 def outer_terms(model, x, xa, y, w):
     model.train()
-    nat, adv = model(x), model(xa)
+    adv = model(xa)   # the codes' order: logits = model(x_adv), then logits_nat = model(x_natural)
+    nat = model(x)
     ce = F.cross_entropy(nat, y, reduction='none')
     kl = F.kl_div(F.log_softmax(adv, dim=1), F.softmax(nat, dim=1), reduction='none').sum(1)
     return (w * ce + BETA * kl) / len(y), adv
@@ -151,6 +153,9 @@ def run_case(name, state, x32, y, weights):
     out[name + '.logits'] = z.detach()
     for k, p in model.named_parameters():
         out[f'{name}.grad.{k}'] = p.grad.detach().clone()
+    for k, v in model.named_buffers():
+        if 'running' in k:
+            out[f'{name}.buffer.{k}'] = v.detach().clone()
     print(f'{name:5s} loss {loss.item():.8f}')
     return out
 

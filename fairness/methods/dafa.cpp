@@ -20,7 +20,7 @@ BatchLoss dafa_outer_loss(nn::Module& model, const Tensor& x, const Tensor& x_ad
     coef.ce.resize(b);
     coef.kl.assign(b, beta / static_cast<float>(b));
     for (size_t i = 0; i < b; ++i) coef.ce[i] = sample_weight[i] / static_cast<float>(b);
-    return weighted_trades_loss(model, x, x_adv, labels, coef);
+    return weighted_trades_loss(model, x, x_adv, labels, coef, nullptr, OuterOrder::AdversarialFirst);
 }
 
 std::vector<float> host_probabilities(const Tensor& logits) {

@@ -1,7 +1,7 @@
 #pragma once
 // DAFA, Distance-Aware Fair Adversarial Training (Lee et al., ICLR 2024; docs/protocols/dafa.md), on TRADES:
 //   epochs before τ (warm-up): plain TRADES (x' from x + 0.001·N(0,I), K eval-mode sign steps on Σ KL, then
-//     CE(f(x), y)/B + β·KL(p(x) ‖ p(x'))/B in train mode), and in epoch τ−1 every trained sample's softmax of its
+//     CE(f(x), y)/B + β·KL(p(x) ‖ p(x'))/B in train mode, x' forwarded before x as in the code), and in epoch τ−1 every trained sample's softmax of its
 //     adversarial logits is summed per class (DafaSchedule);
 //   from epoch τ on: W from the class similarity (DAFA's rule), and per sample
 //     ε_i = max(W_{y_i}, 0)·ε,  α_i = max(W_{y_i}, 0)·α,  per_sample_i = W_{y_i}·CE_i/B + β·KL_i/B
@@ -47,7 +47,8 @@ private:
     std::unique_ptr<Trades> trades_;   // the inner maximisation, with ε_k and α_k pushed in once W is known
 };
 
-// The outer loss DAFA and TRIX share: W_{y_i}·CE(f(x_i), y_i)/B + β·KL(p(x_i) ‖ p(x'_i))/B, train mode.
+// The outer loss DAFA and TRIX share: W_{y_i}·CE(f(x_i), y_i)/B + β·KL(p(x_i) ‖ p(x'_i))/B, train mode, the
+// adversarial batch forwarded first and the clean one second (both codes' order: what BN's running statistics see).
 BatchLoss dafa_outer_loss(nn::Module& model, const Tensor& x, const Tensor& x_adv, const Tensor& labels,
                           const std::vector<float>& sample_weight, float beta);
 

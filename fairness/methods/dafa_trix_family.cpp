@@ -28,11 +28,6 @@ void add_flags(cli::FlagSet& app, MethodOptions& o) {
                "(Algorithm 2: no change); default code")
         .choice(ties, "code|paper")
         .group(g);
-    app.option("--trix-lambda", d.trix_lambda,
-               "trix: lambda of the per-batch clean-probability weights that split strong (targeted) from weak "
-               "(untargeted) classes (default 1, fixed in the code)")
-        .range(0.0, 1e6)
-        .group(g);
     app.flag("!--no-trix-mixed", d.trix_mixed,
              "trix: ablation, every sample untargeted (TRIX's schedule without its mixed attack)")
         .group(g);

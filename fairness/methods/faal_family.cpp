@@ -24,6 +24,10 @@ void add_faal_flags(cli::FlagSet& app, MethodOptions& o) {
                "faal: a train-mode forward on the clean batch after the one on x_adv, so BN's running statistics "
                "also see clean images (the authors' code; default true)")
         .group(g);
+    app.flag("--faal-from-scratch", f.from_scratch,
+             "faal*: train from random weights when no --init is given (FAAL fine-tunes a trained robust model: "
+             "without --init and this flag a job refuses to start)")
+        .group(g);
 }
 }  // namespace
 

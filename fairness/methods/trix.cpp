@@ -14,31 +14,26 @@ namespace cw::train {
 
 namespace {
 constexpr float kStartSigma = 0.001f;
-
-std::string number(double v) {
-    std::ostringstream os;
-    os << v;
-    return os.str();
-}
+// The split's weights are 1 + λ·D_k and the split compares them with their batch mean, 1 + λ·mean(D): every λ > 0
+// gives the same split. The code never passes its own λ either.
+constexpr double kSplitLambda = 1.0;
 }
 
 Trix::Trix(const MethodOptions& o)
     : eps_(o.eps), alpha_(o.resolved_alpha()), beta_(o.beta >= 0 ? o.beta : 6.f), steps_(o.steps),
-      batch_lambda_(o.dafa.trix_lambda), mixed_(o.dafa.trix_mixed), schedule_(o.dafa, "trix") {
+      mixed_(o.dafa.trix_mixed), schedule_(o.dafa, "trix") {
     if (!o.random_start)
         throw std::invalid_argument("trix: the inner loop needs its x + 0.001*N(0,I) start (x' = x is a stationary "
                                     "point of the KL); --no-random-start is not supported");
-    if (!(o.dafa.trix_lambda >= 0))
-        throw std::invalid_argument("trix: --trix-lambda must be >= 0, got " + std::to_string(o.dafa.trix_lambda));
 }
 
 std::string Trix::describe() const {
     std::ostringstream os;
     os << "trix: " << steps_ << " eval-mode sign steps from x + 0.001*N(0,I), eps " << over_255(eps_) << ", alpha "
        << over_255(alpha_) << "; "
-       << (mixed_ ? "per batch, classes whose clean-probability DAFA weight (lambda " + number(batch_lambda_) +
-                        ") is below the batch mean: targeted CE descent toward a uniform t != y; the others: KL ascent"
-                  : std::string("every sample KL ascent (mixed attack off)"))
+       << (mixed_ ? "per batch, classes whose clean-probability DAFA weight is below the batch mean: targeted CE "
+                    "descent toward a uniform t != y; the others: KL ascent"
+                  : "every sample KL ascent (mixed attack off)")
        << "; loss W_y*CE + " << beta_ << "*KL; DAFA weights from epoch " << schedule_.warmup() << " (lambda "
        << schedule_.lambda() << ", ties " << (schedule_.ties() == DafaTies::Code ? "code" : "paper")
        << "): eps_k = W_k*eps, alpha_k = W_k*alpha";
@@ -64,7 +59,7 @@ std::vector<int32_t> Trix::targets(nn::Module& model, const Tensor& x, const std
         probs = softmax(model(x.detach())).to_vector();
     }
     const std::vector<uint8_t> split =
-        trix_targeted(trix_batch_weights(probs, host_labels, num_classes, batch_lambda_), host_labels);
+        trix_targeted(trix_batch_weights(probs, host_labels, num_classes, kSplitLambda), host_labels);
     for (size_t n = 0; n < t.size(); ++n)
         if (split[n]) t[n] = draw_uniform_target(num_classes, host_labels[n], rng);
     return t;

@@ -2,12 +2,12 @@
 // TRIX, mixed targeted / untargeted adversarial training (Medi, Jung, Keuper, arXiv 2507.07768;
 // docs/protocols/trix.md), on DAFA's TRADES (its code is DAFA's with one more loss, mixed_trades_loss):
 //   every batch, model in EVAL mode: the clean probabilities give per-batch DAFA weights (λ = 1, 1e-8 on the
-//     similarity's diagonal); a sample whose class weight is below the batch's mean sample weight belongs to a
+//     similarity's diagonal; any λ > 0 gives the same split, so there is none to set); a sample whose class weight is below the batch's mean sample weight belongs to a
 //     strong class and is attacked TARGETED toward t_n ~ Uniform({0..C−1} \ {y_n}) (sign steps descending
 //     CE(f(x'), t_n)); the others UNTARGETED (sign steps ascending KL(p(x) ‖ p(x')), TRADES' inner problem);
 //     from x + 0.001·N(0,I), K steps of α_n inside ε_n;
 //   ε_n, α_n and the loss weight come from DAFA's warm-up schedule exactly as in DAFA (all 1 before epoch τ);
-//   loss: W_{y}·CE(f(x), y)/B + β·KL(p(x) ‖ p(x'))/B in train mode.
+//   loss: W_{y}·CE(f(x), y)/B + β·KL(p(x) ‖ p(x'))/B in train mode, x' forwarded before x (the code's order).
 #include "fairness/methods/dafa_schedule.h"
 #include "train/methods/method_options.h"
 
@@ -44,7 +44,6 @@ private:
 
     float eps_, alpha_, beta_;
     int steps_;
-    double batch_lambda_;
     bool mixed_;
     DafaSchedule schedule_;
     std::vector<int64_t> seen_, targeted_;   // this epoch, per class (saved: a resumed epoch continues them)

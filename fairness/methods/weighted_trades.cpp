@@ -8,7 +8,7 @@
 namespace cw::train {
 
 BatchLoss weighted_trades_loss(nn::Module& model, const Tensor& x, const Tensor& x_adv, const Tensor& labels,
-                               const TradesCoefficients& coef, TradesTerms* terms) {
+                               const TradesCoefficients& coef, TradesTerms* terms, OuterOrder order) {
     const std::vector<float>& ce_coef = coef.ce;
     const std::vector<float>& kl_coef = coef.kl;
     const int64_t b = x.size(0);
@@ -17,8 +17,14 @@ BatchLoss weighted_trades_loss(nn::Module& model, const Tensor& x, const Tensor&
                                     std::to_string(kl_coef.size()) + " KL coefficients for a batch of " +
                                     std::to_string(b));
     model.train();
-    const Tensor nat = model(x);
-    const Tensor adv = model(x_adv.detach());
+    Tensor nat, adv;
+    if (order == OuterOrder::CleanFirst) {
+        nat = model(x);
+        adv = model(x_adv.detach());
+    } else {
+        adv = model(x_adv.detach());
+        nat = model(x);
+    }
     const Tensor ce = cross_entropy(nat, labels, {0.f, Tensor(), Reduction::None});
     const Tensor kl = kl_div(nat, adv, Reduction::None);
     if (terms) {

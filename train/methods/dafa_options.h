@@ -12,7 +12,6 @@ struct DafaOptions {
     int warmup = 70;               // τ: epochs of plain TRADES; the weights come from the τ-th (1-based) epoch (code 70)
     double lambda = 1.0;           // λ of the weight rule (code default and CIFAR-10; the paper uses 1.5 on CIFAR-100, STL-10)
     DafaTies ties = DafaTies::Code;
-    double trix_lambda = 1.0;      // TRIX: λ of the per-batch weights that split strong and weak classes (code: 1, fixed)
     bool trix_mixed = true;        // TRIX: off = every sample untargeted (TRIX without its mixed attack, for ablations)
 };
 

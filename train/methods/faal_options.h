@@ -9,6 +9,7 @@ struct FaalOptions {
     // the batch's class-k samples). Off: Σ_k p_k ℓ_k, every class counted once.
     bool batch_counts = true;
     double trades_beta = 6;       // faal_trades: KL weight of the TRADES loss (the code's fixed 6)
+    bool from_scratch = false;    // a job without --init is refused unless this is set (FAAL fine-tunes a trained model)
     bool clean_forward = true;    // the code's train-mode forward on the clean batch before the step (BN running stats)
 };
 

@@ -2,8 +2,9 @@
 // TRADES (Zhang et al. 2019; docs/protocols/training.md §7).
 // Inner maximisation, model in EVAL mode: x' = x + 0.001·N(0, I) (not clipped), then K times
 //   x' ← Π_{ε_i-ball(x)} ∩ [0,1] (x' + α·sign ∇_{x'} Σ_i KL(p(x_i) ‖ p(x'_i)))   with p(x_i) held constant.
-// Outer loss, model in TRAIN mode (clean forward first, then x', as in the reference codes), gradient through
-// both p(x) and p(x'):
+// Outer loss, model in TRAIN mode (clean forward first, then x', as TRADES' code begins; its third, clean forward
+// for p(x) repeats the first's outputs and is not run: docs/protocols/training.md §7), gradient through both p(x)
+// and p(x'):
 //   Original (Zhang):  per_sample_i = (CE_i + β_i·KL_i) / B,                       β = 6
 //   CfaNormalised:     per_sample_i = ((1 − b_i)·CE_i + b_i·KL_i) / B, b_i = β_i/(1+β_i)  (= the original/(1+β))
 // β_i = β, or β_{y_i} once set_class_beta() has given per-class values (CFA's CCR); ε_i = ε, or ε_{y_i} after
