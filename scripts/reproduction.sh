@@ -1,8 +1,10 @@
 #!/bin/bash
 # The reproduction study (docs/reproduction.md): the three papers' claims tested at a scale two CPU cores can run,
-# Fashion-MNIST (full training set, eps 0.05, small CNN) and GTSRB restricted to FRL's 17 classes (eps 12/255, FRL's
-# small CNN), every arm with several seeds, evaluated on the whole test set.
-#   scripts/reproduction.sh pilot|study|autoattack [DATASET ...]        (default: both datasets)
+# Fashion-MNIST (full training set, eps 0.05, small CNN), GTSRB restricted to FRL's 17 classes (eps 12/255, FRL's
+# small CNN) and CIFAR-10 at the CPU recipe (eps 8/255, WideResNet-16-1; named explicitly: its runs take over an hour
+# each), every arm with several seeds, evaluated on the whole test set.
+#   scripts/reproduction.sh pilot|study|autoattack [DATASET ...]        (default: fashion-mnist gtsrb32; cifar10
+#                                                                        when named; its pilot: scripts/cifar10_pilot.sh)
 #   scripts/reproduction.sh list pilot|study|autoattack [DATASET ...]   (print the jobs, run nothing)
 # Environment: ARMS (the arms, below), SEEDS (each arm's protocol seeds unless given, below), OUT (runs/reproduction), RESULTS (results/reproduction), WORKERS (2), TRAIN (build/tools/train),
 # AUDIT (build/tools/audit), AA_SEED (0: the seed the autoattack phase attacks), AA_RETRAIN (0; 1: the autoattack
@@ -54,7 +56,13 @@ data[fashion-mnist]="--dataset fashion-mnist --eps 0.05 --epochs 5 --batch-size 
 optim[fashion-mnist]="--optimizer sgd --lr 0.05 --schedule piecewise"
 data[gtsrb32]="--dataset gtsrb32 --classes top:17 --eps 12/255 --epochs 5 --batch-size 128 --attack-steps 5 --val-split fraction:0.02 --eval-n 0 --epoch-eval-n 1000 --eval-steps 20"
 optim[gtsrb32]="--optimizer adam --lr 0.001 --wd 0 --schedule piecewise"
-eps_of() { case $1 in fashion-mnist) echo 0.05 ;; gtsrb32) echo 12/255 ;; esac; }
+# CIFAR-10: the CPU recipe (study/cifar10_cpu_recipe.h, chosen by scripts/cifar10_pilot.sh): WideResNet-16-1, PGD-2
+# training, the one-cycle schedule to lr 0.2 over 9 epochs, the CFA/FAIR-TAT validation split (first 100 per class);
+# per-epoch PGD-20 on that split and the first 500 test images.
+data[cifar10]="--dataset cifar10 --eps 8/255 --epochs 9 --batch-size 128 --arch wrn16_1 --attack-steps 2 --val-split first:100 --eval-n 0 --epoch-eval-n 500 --eval-steps 20"
+optim[cifar10]="--optimizer sgd --lr 0.2 --wd 5e-4 --schedule cyclic"
+eps_of() { case $1 in fashion-mnist) echo 0.05 ;; gtsrb32|cifar10) echo "$(sed -E 's/.*--eps ([^ ]+).*/\1/' <<< "${data[$1]}")" ;; esac; }
+epochs_of() { sed -E 's/.*--epochs ([0-9]+).*/\1/' <<< "${data[$1]}"; }
 # FRL fine-tunes the PGD-AT model of the same seed (its hot start) with the reference code's SGD (momentum 0.9,
 # wd 5e-4, constant rate) for 2 epochs.
 frl_optim="--epochs 2 --optimizer sgd --lr 0.01 --wd 5e-4 --schedule constant"
@@ -62,22 +70,38 @@ frl_optim="--epochs 2 --optimizer sgd --lr 0.01 --wd 5e-4 --schedule constant"
 # with its authors' SGD (lr 0.01, /10 after the first epoch).
 faal_optim="--epochs 2 --optimizer sgd --lr 0.01 --wd 5e-4 --schedule multistep --milestones 1"
 
-# ARMS replaces the list; the rows beyond the three papers (dafa, trix, faal) run only when it names them, e.g.
-# ARMS="pgd_at trades dafa trix faal" scripts/reproduction.sh study.
-arms=${ARMS:-natural pgd_at trades frl_rwrm frl_rw cfa_at cfa_at_ema cfa_trades fair_tat fair_tat_ema}
+# ARMS replaces each dataset's list; on Fashion-MNIST and GTSRB-17 the rows beyond the three papers (dafa, trix, faal)
+# run only when it names them, e.g. ARMS="pgd_at trades dafa trix faal" scripts/reproduction.sh study. CIFAR-10, the
+# papers' dataset, runs the methods the newer papers compare on it: FRL and CFA on their published bases, FAIR-TAT,
+# DAFA, TRIX and FAAL (fine-tuning TRADES).
+arms_of() {  # dataset
+    if [ -n "${ARMS:-}" ]; then echo $ARMS; return; fi
+    case $1 in
+        cifar10) echo "natural pgd_at trades frl_rwrm cfa_trades fair_tat dafa trix faal" ;;
+        *) echo "natural pgd_at trades frl_rwrm frl_rw cfa_at cfa_at_ema cfa_trades fair_tat fair_tat_ema" ;;
+    esac
+}
 # SEEDS replaces every named arm's seeds, to add seeds where the page says more would decide a claim, e.g.
 # ARMS="cfa_at cfa_at_ema" SEEDS="3 4 5 6" scripts/reproduction.sh study fashion-mnist.
 seeds=${SEEDS:-}
 case $seeds in *[!0-9\ ]*) echo "scripts/reproduction.sh: SEEDS must be seed numbers separated by spaces, not '$seeds'" >&2; exit 2 ;; esac
-seeds_of() {
+seeds_of() {  # arm dataset
     if [ -n "${seeds// /}" ]; then echo $seeds; return; fi
-    case $1 in pgd_at|frl_rwrm) echo "0 1 2 3 4" ;; *) echo "0 1 2" ;; esac
+    # Five seeds for the bases and the fair method given them before any run: FRL on Fashion-MNIST and GTSRB-17,
+    # FAIR-TAT (the project's headline method) on CIFAR-10, where TRADES is also a base (CFA, DAFA, TRIX, FAAL).
+    case $2:$1 in
+        cifar10:pgd_at|cifar10:trades|cifar10:fair_tat) echo "0 1 2 3 4" ;;
+        cifar10:*) echo "0 1 2" ;;
+        *:pgd_at|*:frl_rwrm) echo "0 1 2 3 4" ;;
+        *) echo "0 1 2" ;;
+    esac
 }
 
 # The arm a fine-tune starts from (its hot start); nothing for an arm that trains from scratch.
 hot_start_arm() { case $1 in frl_*) echo pgd_at ;; faal) echo trades ;; esac; }
 hot_start_dir() { local h; h=$(hot_start_arm "$2"); [ -z "$h" ] || echo "$out/$1/$h/seed$3"; }  # dataset arm seed
 
+warmup_of() { local w=$(( $(epochs_of "$1") * 70 / $2 )); echo $(( w < 1 ? 1 : w )); }  # dataset code's epochs
 arm_flags() {  # arm dataset seed [hot start's folder: where a fine-tune starts, its seed's run folder unless given]
     local a=$1 ds=$2 s=$3 hot=${4:-$(hot_start_dir "$2" "$1" "$3")}
     case $a in
@@ -93,9 +117,9 @@ arm_flags() {  # arm dataset seed [hot start's folder: where a fine-tune starts,
         fair_tat)     echo "--method fair_tat ${optim[$ds]}" ;;
         fair_tat_ema) echo "--method fair_tat --ema epoch --ema-start 1 ${optim[$ds]}" ;;
         # Beyond the papers (docs/protocols/dafa.md, trix.md): each keeps its own code's warm-up fraction, DAFA
-        # 70 of 110 epochs (3 of 5), TRIX 70 of 150 (2 of 5).
-        dafa)         echo "--method dafa --dafa-warmup 3 ${optim[$ds]}" ;;
-        trix)         echo "--method trix --dafa-warmup 2 ${optim[$ds]}" ;;
+        # 70 of 110 epochs (3 of 5, 5 of 9), TRIX 70 of 150 (2 of 5, 4 of 9).
+        dafa)         echo "--method dafa --dafa-warmup $(warmup_of "$ds" 110) ${optim[$ds]}" ;;
+        trix)         echo "--method trix --dafa-warmup $(warmup_of "$ds" 150) ${optim[$ds]}" ;;
         faal)         echo "--method faal --init $hot/last.safetensors $faal_optim" ;;
     esac
 }
@@ -114,8 +138,8 @@ jobs() {
     for ds in $datasets; do
         case $phase in
             pilot) for s in 0 1 2; do echo "$ds pgd_at $s"; done ;;
-            study) for a in $arms; do for s in $(seeds_of "$a"); do echo "$ds $a $s"; done; done ;;
-            autoattack) for a in $arms; do
+            study) for a in $(arms_of "$ds"); do for s in $(seeds_of "$a" "$ds"); do echo "$ds $a $s"; done; done ;;
+            autoattack) for a in $(arms_of "$ds"); do
                     local twin; twin=$(same_weights_as "$a")
                     if [ -n "$twin" ]; then echo "$ds $a: its last model is $twin's (same training); attacked as $twin" >&2; continue; fi
                     echo "$ds $a $aa_seed"
@@ -130,7 +154,7 @@ train_command() {  # dataset arm seed dir [final checkpoints [hot start's folder
     # The fine-tunes bring their own epoch count (--epochs 2 in their flags); train takes --epochs once, so the
     # dataset's 5 is dropped for them. Every other arm's command is left as it was.
     d=${data[$ds]}
-    case $a in frl_*|faal) d=${d/--epochs 5 /} ;; esac
+    case $a in frl_*|faal) d=$(sed -E 's/--epochs [0-9]+ //' <<< "$d") ;; esac
     echo "$convolutions $train $d $(arm_flags "$a" "$ds" "$s" "$hot") ${device_flag:+$device_flag }--seed $s --final-attacks pgd20 --final-checkpoints $checkpoints --out $dir"
 }
 
@@ -175,8 +199,8 @@ needed_as_hot_start() {  # dataset arm seed
     local f
     case $2 in pgd_at) f="frl_rwrm frl_rw" ;; trades) f=faal ;; *) return 1 ;; esac
     for f in $f; do
-        case " $arms " in *" $f "*) ;; *) continue ;; esac
-        case " $(seeds_of "$f") " in *" $3 "*) ;; *) continue ;; esac
+        case " $(arms_of "$1") " in *" $f "*) ;; *) continue ;; esac
+        case " $(seeds_of "$f" "$1") " in *" $3 "*) ;; *) continue ;; esac
         finished "$results/$1/$f/seed$3" "$f" || return 0
     done
     return 1
@@ -364,7 +388,7 @@ run_one() {
     local hot; hot=$(hot_start_dir "$ds" "$a" "$s")
     # A hot start that is neither ready here nor among the arms this run trains would be waited for forever.
     if [ -n "$hot" ] && ! hot_start_ready "$hot" && [ ! -e "$hot/REGENERATING" ]; then
-        case " $arms " in
+        case " $(arms_of "$ds") " in
             *" $(hot_start_arm "$a") "*) ;;
             *) echo "FAILED: $a seed $s fine-tunes $(hot_start_arm "$a") seed $s, which is not trained here ($hot) and not in ARMS: add $(hot_start_arm "$a") to ARMS"; return 1 ;;
         esac

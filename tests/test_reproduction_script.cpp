@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -562,4 +563,56 @@ TEST_CASE("reproduction.sh: a fine-tune without its hot start's arm fails at onc
     CHECK(run.text.find("FAILED: frl_rw seed 0 fine-tunes pgd_at seed 0, which is not trained here") != std::string::npos);
     CHECK(run.text.find("add pgd_at to ARMS") != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(dir.file("calls.txt")));
+}
+
+// CIFAR-10's study trains at the CPU recipe that cifar10_fairtat --cpu-scale runs (study/cifar10_cpu_recipe.h): the
+// script writes its flags out, so a recipe changed in one place and not the other fails here. Every command parses;
+// the arms and seeds are the ones fixed before the runs (FAIR-TAT with PGD-AT and TRADES at five seeds); DAFA and TRIX
+// keep their codes' warm-up shares of 9 epochs (70/110 -> 5, 70/150 -> 4). Seen failing with the script's lr at 0.1.
+TEST_CASE("reproduction.sh: CIFAR-10's study runs the CPU recipe of cifar10_fairtat --cpu-scale", "[scripts]") {
+    cw_nn_test::ScratchDir dir;
+    const std::string root = cw_test::repo_root().string();
+    const auto listed = cw_test::run_shell("cd '" + root + "' && OUT='" + (dir.path / "runs").string() +
+                                           "' scripts/reproduction.sh list study cifar10 2>&1");
+    INFO(listed.text);
+    REQUIRE(listed.code == 0);
+    const auto preset = cw_test::run_shell("cd '" + root + "' && experiments/cifar10_fairtat --cpu-scale --print-config 2>&1");
+    REQUIRE(preset.code == 0);
+    auto value = [](const std::string& config, const std::string& key) {
+        const size_t at = config.find("\n" + key + "=");
+        if (at == std::string::npos) return std::string("(absent)");
+        const size_t start = at + key.size() + 2;
+        return config.substr(start, config.find('\n', start) - start);
+    };
+    std::istringstream lines(listed.text);
+    std::string command;
+    std::map<std::string, int> seeds;
+    while (std::getline(lines, command)) {
+        if (command.empty()) continue;
+        const size_t init = command.find("--init ");
+        if (init != std::string::npos) {   // a fine-tune's hot start: an empty file stands in for it
+            const std::string file = command.substr(init + 7, command.find(' ', init + 7) - init - 7);
+            std::filesystem::create_directories(std::filesystem::path(file).parent_path());
+            std::ofstream(file).put('\n');
+        }
+        const auto parsed = cw_test::run_shell("cd '" + root + "' && " + command + " --print-config 2>&1");
+        INFO(command << "\n" << parsed.text);
+        REQUIRE(parsed.code == 0);
+        const std::string method = value(parsed.text, "method");
+        ++seeds[method];
+        const bool fine_tune = method == "\"frl_rwrm\"" || method == "\"faal\"";
+        CHECK(value(parsed.text, "epochs") == (fine_tune ? "2" : "9"));
+        if (!fine_tune)
+            for (const char* key : {"dataset", "arch", "eps", "batch-size", "attack-steps", "optimizer", "lr", "schedule",
+                                    "weight-decay", "val-split", "eval-n", "epoch-eval-n", "eval-steps"}) {
+                INFO(key);
+                CHECK(value(parsed.text, key) == value(preset.text, key));
+            }
+        if (method == "\"dafa\"") CHECK(value(parsed.text, "dafa-warmup") == "5");
+        if (method == "\"trix\"") CHECK(value(parsed.text, "dafa-warmup") == "4");
+    }
+    const std::map<std::string, int> expected = {
+        {"\"natural\"", 3}, {"\"pgd_at\"", 5}, {"\"trades\"", 5}, {"\"frl_rwrm\"", 3}, {"\"cfa_trades\"", 3},
+        {"\"fair_tat\"", 5}, {"\"dafa\"", 3},  {"\"trix\"", 3},   {"\"faal\"", 3}};
+    CHECK(seeds == expected);
 }
