@@ -116,7 +116,7 @@ TEST_CASE("robustbench twins: the metadata names architecture, activation, norma
     CHECK(dm.at("threat_model") == "Linf");
     // saved mu/sigma (RobustBench's wrappers) become the normalisation: ResNet-50 with Engstrom et al.'s std
     const nn::Metadata r50 = meta("resnet50_w2");
-    CHECK(r50.at("normalize_std") == "0.2023,0.1994,0.201");
+    CHECK(r50.at("normalize_std") == "0.202299997,0.199399993,0.201000005");  // the saved float32 values
     CHECK(r50.at("base_width") == "2");
     CHECK(meta("resnet18_w2").at("normalize_mean") == "none");
     const nn::Metadata pre = meta("preact_resnet18_w2");
@@ -199,7 +199,7 @@ TEST_CASE("robustbench converter: a bad checkpoint is one line naming the key, a
         "/usr/bin/python3 -c \"import sys, torch; sd = torch.load(sys.argv[1]); exec(sys.argv[3]); "
         "torch.save(sd, sys.argv[2])\" " + good + " ";
     REQUIRE(cw_test::run_shell(edit + (dir / "unknown.pt").string() + " \"sd['module.extra.weight'] = torch.zeros(3)\"").code == 0);
-    REQUIRE(cw_test::run_shell(edit + (dir / "shape.pt").string() + " \"sd['module.logits.weight'] = torch.zeros(9, 16)\"").code == 0);
+    REQUIRE(cw_test::run_shell(edit + (dir / "shape.pt").string() + " \"sd['module.conv_2d.weight'] = torch.zeros(2, 3, 5, 5)\"").code == 0);
     REQUIRE(cw_test::run_shell(edit + (dir / "missing.pt").string() + " \"del sd['module.layer_1.0.shortcut.weight']\"").code == 0);
     {
         std::ifstream in(good, std::ios::binary);
@@ -212,7 +212,7 @@ TEST_CASE("robustbench converter: a bad checkpoint is one line naming the key, a
         std::string file, says;
     };
     for (const Case& c : std::vector<Case>{{"unknown.pt", "unknown key 'extra.weight'"},
-                                           {"shape.pt", "key 'logits.weight' has shape [9, 16], dm_preact_resnet18 expects [10, 16]"},
+                                           {"shape.pt", "key 'conv_2d.weight' has shape [2, 3, 5, 5], dm_preact_resnet18 expects [2, 3, 3, 3]"},
                                            {"missing.pt", "key 'layer_1.0.shortcut.weight' of dm_preact_resnet18 is missing"},
                                            {"truncated.pt", "cannot read as a PyTorch checkpoint"},
                                            {"text.pt", "cannot read as a PyTorch checkpoint"}}) {
