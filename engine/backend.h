@@ -14,6 +14,7 @@ namespace cw {
 
 enum class UnaryOp {
     Neg, Exp, Log, Square, Sqrt, Abs, Sign, Relu, LeakyRelu, Sigmoid, Tanh,
+    Silu,       // x * sigmoid(x) (SiLU, Swish)
     Pow,        // x^a
     AddScalar,  // x + a
     MulScalar,  // x * a

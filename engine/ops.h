@@ -40,6 +40,7 @@ Tensor relu(const Tensor& x);
 Tensor leaky_relu(const Tensor& x, float negative_slope = 0.01f);
 Tensor sigmoid(const Tensor& x);
 Tensor tanh(const Tensor& x);
+Tensor silu(const Tensor& x);            // x * sigmoid(x) (SiLU / Swish: the DeepMind-style robust models)
 
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }

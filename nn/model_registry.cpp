@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "nn/models/densenet.h"
+#include "nn/models/dm_preact_resnet.h"
+#include "nn/models/dm_wide_resnet.h"
 #include "nn/models/googlenet.h"
 #include "nn/models/gtsrb_cnn.h"
 #include "nn/models/lenet5.h"
@@ -31,16 +33,31 @@ Factory vgg(int depth) {
     return [=](const ModelConfig& c) { return std::make_shared<VGG>(depth, c.num_classes, c.in_channels, c.input_size); };
 }
 
+int64_t width_or(const ModelConfig& c, int64_t own) { return c.base_width ? c.base_width : own; }
+
 Factory resnet(ResNet::Block block, std::vector<int> stages) {
     return [=](const ModelConfig& c) {
-        return std::make_shared<ResNet>(block, stages, c.num_classes, c.in_channels, c.input_size);
+        return std::make_shared<ResNet>(block, stages, c.num_classes, c.in_channels, c.input_size, width_or(c, 64));
     };
 }
 
 Factory preact_resnet18() {
     return [](const ModelConfig& c) {
         return std::make_shared<PreActResNet>(std::vector<int>{2, 2, 2, 2}, c.num_classes, c.in_channels,
-                                              c.input_size, c.preact_shortcut, c.preact_final_bn);
+                                              c.input_size, c.preact_shortcut, c.preact_final_bn, width_or(c, 64));
+    };
+}
+
+Factory dm_preact_resnet(int depth) {
+    return [=](const ModelConfig& c) {
+        return std::make_shared<DMPreActResNet>(depth, c.num_classes, c.in_channels, c.input_size, c.activation,
+                                                width_or(c, 64));
+    };
+}
+
+Factory dm_wide_resnet(int depth, int widen) {
+    return [=](const ModelConfig& c) {
+        return std::make_shared<DMWideResNet>(depth, widen, c.num_classes, c.in_channels, c.input_size, c.activation);
     };
 }
 
@@ -72,6 +89,8 @@ const std::vector<std::pair<std::string, Factory>>& registry() {
         {"preact_resnet18", preact_resnet18()},
         {"wrn28_10", wide_resnet(28, 10)},
         {"wrn34_10", wide_resnet(34, 10)},
+        {"dm_preact_resnet18", dm_preact_resnet(18)},
+        {"dm_preact_resnet34", dm_preact_resnet(34)},
         {"densenet121", densenet({6, 12, 24, 16})},
         {"densenet169", densenet({6, 12, 32, 32})},
         {"googlenet", plain<GoogLeNet>()},
@@ -82,29 +101,38 @@ const std::vector<std::pair<std::string, Factory>>& registry() {
 std::string join_names() {
     std::string s;
     for (const auto& [name, f] : registry()) s += (s.empty() ? "" : ", ") + name;
-    return s + ", wrnD_W (any WideResNet: depth D = 6n+4, widen factor W, e.g. wrn16_4, wrn70_16)";
+    return s + ", wrnD_W (any WideResNet: depth D = 6n+4, widen factor W, e.g. wrn16_4, wrn70_16), dm_wrnD_W (the "
+               "DeepMind-style WideResNet, e.g. dm_wrn28_10, dm_wrn70_16)";
 }
 
-// "wrn<D>_<W>": a WideResNet of any depth 6n+4 and widen factor W, so the small ones a CPU can train
-// (wrn16_2) and the leaderboard's large ones (wrn70_16) need no table entry each. nullopt when arch has
-// another shape; an Error when it has this shape with numbers WideResNet cannot build.
-std::optional<Factory> parsed_wide_resnet(const std::string& arch) {
-    if (arch.rfind("wrn", 0) != 0) return std::nullopt;
-    const size_t sep = arch.find('_');
+// "<prefix><D>_<W>" (prefix "wrn" or "dm_wrn"): a WideResNet of any depth 6n+4 and widen factor W, so the small
+// ones a CPU can train (wrn16_2) and the leaderboard's large ones (wrn70_16, dm_wrn106_16) need no table entry
+// each. nullopt when arch has another shape; an Error when it has this shape with numbers no WideResNet has.
+std::optional<Factory> parsed_wide_resnet(const std::string& arch, const std::string& prefix, bool deepmind) {
+    if (arch.rfind(prefix, 0) != 0) return std::nullopt;
+    const size_t sep = arch.find('_', prefix.size());
     if (sep == std::string::npos) return std::nullopt;
-    const std::optional<long long> depth = util::whole_integer(arch.substr(3, sep - 3));
+    const std::optional<long long> depth = util::whole_integer(arch.substr(prefix.size(), sep - prefix.size()));
     const std::optional<long long> widen = util::whole_integer(arch.substr(sep + 1));
     if (!depth || !widen) return std::nullopt;
     if (*depth < 10 || *depth > 1000 || (*depth - 4) % 6 != 0 || *widen < 1 || *widen > 64)
         throw Error("model architecture '" + arch + "': a WideResNet needs depth 6n+4 in [10, 1000] and widen " +
-                    "factor in [1, 64] (e.g. wrn28_10)");
-    return wide_resnet(static_cast<int>(*depth), static_cast<int>(*widen));
+                    "factor in [1, 64] (e.g. " + prefix + "28_10)");
+    const int d = static_cast<int>(*depth), w = static_cast<int>(*widen);
+    return deepmind ? dm_wide_resnet(d, w) : wide_resnet(d, w);
 }
 
 std::optional<Factory> find_factory(const std::string& arch) {
     for (const auto& [name, factory] : registry())
         if (name == arch) return factory;
-    return parsed_wide_resnet(arch);
+    if (auto f = parsed_wide_resnet(arch, "wrn", false)) return f;
+    return parsed_wide_resnet(arch, "dm_wrn", true);
+}
+
+// The families that take ModelConfig's activation and base_width.
+bool takes_activation(const std::string& arch) { return arch.rfind("dm_", 0) == 0; }
+bool takes_base_width(const std::string& arch) {
+    return arch.rfind("resnet", 0) == 0 || arch.rfind("preact_resnet", 0) == 0 || arch.rfind("dm_preact_resnet", 0) == 0;
 }
 
 std::string floats_to_string(const std::vector<float>& v) {
@@ -157,6 +185,12 @@ std::shared_ptr<Module> make_model(const std::string& arch, const ModelConfig& c
                         std::to_string(cfg.in_channels) + " input channels");
         if (cfg.num_classes < 1 || cfg.in_channels < 1 || cfg.input_size < 1)
             throw Error("make_model: num_classes, in_channels and input_size must be positive");
+        if (cfg.activation != Activation::Relu && !takes_activation(arch))
+            throw Error("make_model: " + arch + " is a ReLU network; activation " + activation_name(cfg.activation) +
+                        " is for the dm_* models");
+        if (cfg.base_width != 0 && !takes_base_width(arch))
+            throw Error("make_model: " + arch + " has no base width (resnet*, preact_resnet*, dm_preact_resnet* do)");
+        if (cfg.base_width < 0) throw Error("make_model: base_width must be positive");
         auto model = (*factory)(cfg);
         model->set_normalization(cfg.normalize_mean, cfg.normalize_std);
         return model;
@@ -171,7 +205,7 @@ std::vector<std::string> model_names() {
 }
 
 Metadata model_metadata(const std::string& arch, const ModelConfig& cfg) {
-    return {
+    Metadata m = {
         {"arch", arch},
         {"num_classes", std::to_string(cfg.num_classes)},
         {"in_channels", std::to_string(cfg.in_channels)},
@@ -182,6 +216,9 @@ Metadata model_metadata(const std::string& arch, const ModelConfig& cfg) {
         {"preact_final_bn", cfg.preact_final_bn ? "true" : "false"},
         {"wrn_sub_block1", cfg.wrn_sub_block1 ? "true" : "false"},
     };
+    if (cfg.activation != Activation::Relu) m["activation"] = activation_name(cfg.activation);
+    if (cfg.base_width != 0) m["base_width"] = std::to_string(cfg.base_width);
+    return m;
 }
 
 ModelSpec model_spec_from_metadata(const Metadata& m) {
@@ -208,6 +245,12 @@ ModelSpec model_spec_from_metadata(const Metadata& m) {
     }
     if (auto v = get("preact_final_bn")) c.preact_final_bn = bool_from_string("preact_final_bn", *v);
     if (auto v = get("wrn_sub_block1")) c.wrn_sub_block1 = bool_from_string("wrn_sub_block1", *v);
+    if (auto v = get("activation")) {
+        if (*v == "relu") c.activation = Activation::Relu;
+        else if (*v == "silu" || *v == "swish") c.activation = Activation::Silu;
+        else bad_value("activation", *v, "'relu' or 'silu'");
+    }
+    if (auto v = get("base_width")) c.base_width = int_from_string("base_width", *v);
     return spec;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/models/activation.h"
 #include "nn/models/preact_resnet.h"
 
 namespace cw::nn {
@@ -22,6 +23,9 @@ struct ModelConfig {
     PreActShortcut preact_shortcut = PreActShortcut::FromActivation;  // preact_resnet18 only
     bool preact_final_bn = true;               // preact_resnet18: false = FRL's pre_resnet.py
     bool wrn_sub_block1 = false;               // wrn*: true = TRADES' wideresnet.py key set
+    Activation activation = Activation::Relu;  // dm_*: relu or silu; every other family is relu only
+    // resnet*, preact_resnet*, dm_preact_resnet*: the first stage's width; 0 = the architecture's own (64).
+    int64_t base_width = 0;
 };
 
 // Throws cw::Error listing the known names for an unknown architecture.
@@ -32,7 +36,8 @@ using Metadata = std::map<std::string, std::string>;
 
 // The configuration as checkpoint metadata: arch, num_classes, in_channels, input_size, normalize_mean,
 // normalize_std ("0.4914,0.4822,0.4465" or "none"), preact_shortcut ("activation" | "input"),
-// preact_final_bn, wrn_sub_block1 ("true" | "false").
+// preact_final_bn, wrn_sub_block1 ("true" | "false"); activation ("silu") and base_width only where they differ
+// from relu and the architecture's own width, so checkpoints of the other models keep their metadata.
 Metadata model_metadata(const std::string& arch, const ModelConfig& cfg);
 
 struct ModelSpec {

@@ -348,6 +348,8 @@ TEST_CASE("GPU parity: unary ops and scalar ops", "[cuda]") {
     check_parity("sigmoid saturated", {wide}, [](const auto& t) { return sigmoid(t[0]); });
     check_parity("tanh", {x}, [](const auto& t) { return cw::tanh(t[0]); });
     check_parity("tanh saturated", {wide}, [](const auto& t) { return cw::tanh(t[0]); });
+    check_parity("silu", {x}, [](const auto& t) { return silu(t[0]); });
+    check_parity("silu saturated", {wide}, [](const auto& t) { return silu(t[0]); });
     check_parity("add scalar", {x}, [](const auto& t) { return add(t[0], 0.75f); });
     check_parity("mul scalar", {x}, [](const auto& t) { return mul(t[0], -1.25f); });
     check_parity("rsub scalar", {x}, [](const auto& t) { return rsub(2.f, t[0]); });

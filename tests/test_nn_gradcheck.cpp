@@ -10,6 +10,8 @@
 #include <set>
 
 #include "nn/models/densenet.h"
+#include "nn/models/dm_preact_resnet.h"
+#include "nn/models/dm_wide_resnet.h"
 #include "nn/models/googlenet.h"
 #include "nn/models/preact_resnet.h"
 #include "nn/models/resnet.h"
@@ -83,4 +85,23 @@ TEST_CASE("module gradcheck: ResNet basic and bottleneck blocks, WRN block, ince
     require_module_gradcheck(wide_down, {2, 4, 4, 4}, 8);
     nn::Inception inception(4, 2, 2, 3, 2, 2, 2);
     require_module_gradcheck(inception, {2, 4, 4, 4}, 9);
+}
+
+TEST_CASE("module gradcheck: DeepMind WideResNet and PreAct blocks, SiLU and ReLU, padded below and right",
+          "[nn][gradcheck]") {
+    manual_seed(11);
+    for (auto act : {nn::Activation::Silu, nn::Activation::Relu}) {
+        INFO("activation " << nn::activation_name(act));
+        nn::DMWideBlock same(4, 4, 1, act), down(4, 6, 2, act);
+        require_module_gradcheck(same, {2, 4, 4, 4}, 21);
+        require_module_gradcheck(down, {2, 4, 4, 4}, 22);
+        nn::DMPreActBlock pre_same(4, 4, 1, act), pre_down(4, 6, 2, act);
+        require_module_gradcheck(pre_same, {2, 4, 4, 4}, 23);
+        require_module_gradcheck(pre_down, {2, 4, 4, 4}, 24);
+    }
+    // the pad itself: one zero row below, one zero column to the right, values in place
+    Tensor x = Tensor::from_vector({1, 2, 3, 4}, {1, 1, 2, 2});
+    CHECK(nn::pad_bottom_right(x).to_vector() == std::vector<float>{1, 2, 0, 3, 4, 0, 0, 0, 0});
+    cw_test::require_gradcheck([](const std::vector<Tensor>& in) { return nn::pad_bottom_right(in[0]); },
+                               {cw_test::randn({2, 3, 3, 2}, 25)});
 }

@@ -141,7 +141,7 @@ TEST_CASE("models: normalisation is the first op and adds no state", "[nn]") {
 
 TEST_CASE("models: registry names, unknown names and bad configurations", "[nn]") {
     const auto names = nn::model_names();
-    REQUIRE(names.size() == 15);
+    REQUIRE(names.size() == 17);
     const std::string msg = error_of<Error>([] { nn::make_model("resnet19"); });
     REQUIRE_THAT(msg, Catch::Matchers::Contains("resnet19") && Catch::Matchers::Contains("preact_resnet18") &&
                           Catch::Matchers::Contains("googlenet"));

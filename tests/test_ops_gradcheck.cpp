@@ -57,6 +57,8 @@ TEST_CASE("gradcheck: scalar and unary ops", "[gradcheck][ops]") {
     require_gradcheck([](In t) { return leaky_relu(t[0], 0.1f); }, {kinked});
     require_gradcheck([](In t) { return sigmoid(t[0]); }, {x});
     require_gradcheck([](In t) { return cw::tanh(t[0]); }, {x});
+    require_gradcheck([](In t) { return silu(t[0]); }, {x});
+    require_gradcheck([](In t) { return silu(mul(t[0], 6.f)); }, {x});  // out to the saturated tails
     // sign has zero gradient everywhere it is differentiable
     require_gradcheck([](In t) { return mul(sign(t[0]), t[0]); }, {kinked});
     // clamp: elements inside and outside the box, none within a step of the bounds

@@ -82,6 +82,7 @@ void CpuBackend::unary(UnaryOp op, const float* x, float* y, int64_t n, float a,
         case UnaryOp::LeakyRelu: map_n(n, [=](int64_t i) { y[i] = x[i] > 0 ? x[i] : a * x[i]; }); break;
         case UnaryOp::Sigmoid: map_n(n, [=](int64_t i) { y[i] = sigmoid(x[i]); }); break;
         case UnaryOp::Tanh: map_n(n, [=](int64_t i) { y[i] = std::tanh(x[i]); }); break;
+        case UnaryOp::Silu: map_n(n, [=](int64_t i) { y[i] = x[i] * sigmoid(x[i]); }); break;
         case UnaryOp::Pow: map_n(n, [=](int64_t i) { y[i] = std::pow(x[i], a); }); break;
         case UnaryOp::AddScalar: map_n(n, [=](int64_t i) { y[i] = x[i] + a; }); break;
         case UnaryOp::MulScalar: map_n(n, [=](int64_t i) { y[i] = x[i] * a; }); break;
@@ -108,6 +109,10 @@ void CpuBackend::unary_backward(UnaryOp op, const float* x, const float* y, cons
         case UnaryOp::LeakyRelu: map_n(n, [=](int64_t i) { const float g = gy[i]; gx[i] = x[i] > 0 ? g : a * g; }); break;
         case UnaryOp::Sigmoid: map_n(n, [=](int64_t i) { gx[i] = gy[i] * y[i] * (1.f - y[i]); }); break;
         case UnaryOp::Tanh: map_n(n, [=](int64_t i) { gx[i] = gy[i] * (1.f - y[i] * y[i]); }); break;
+        // d/dx x s(x) = s(x) (1 + x (1 - s(x))), from the input: s is recomputed rather than kept.
+        case UnaryOp::Silu:
+            map_n(n, [=](int64_t i) { const float s = sigmoid(x[i]); gx[i] = gy[i] * (s * (1.f + x[i] * (1.f - s))); });
+            break;
         case UnaryOp::Pow: map_n(n, [=](int64_t i) { gx[i] = gy[i] * a * std::pow(x[i], a - 1.f); }); break;
         case UnaryOp::AddScalar: map_n(n, [=](int64_t i) { gx[i] = gy[i]; }); break;
         case UnaryOp::MulScalar: map_n(n, [=](int64_t i) { gx[i] = gy[i] * a; }); break;

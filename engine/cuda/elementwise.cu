@@ -34,6 +34,7 @@ __global__ void unary_kernel(UnaryOp op, const float* x, float* y, int64_t n, fl
             case UnaryOp::LeakyRelu: r = v > 0.f ? v : a * v; break;
             case UnaryOp::Sigmoid: r = sigmoid_of(v); break;
             case UnaryOp::Tanh: r = tanhf(v); break;
+            case UnaryOp::Silu: r = v * sigmoid_of(v); break;
             case UnaryOp::Pow: r = powf(v, a); break;
             case UnaryOp::AddScalar: r = v + a; break;
             case UnaryOp::MulScalar: r = v * a; break;
@@ -66,6 +67,11 @@ __global__ void unary_backward_kernel(UnaryOp op, const float* x, const float* y
             case UnaryOp::LeakyRelu: r = x[i] > 0.f ? g : a * g; break;
             case UnaryOp::Sigmoid: r = g * y[i] * (1.f - y[i]); break;
             case UnaryOp::Tanh: r = g * (1.f - __fmul_rn(y[i], y[i])); break;  // y*y rounded, as the CPU
+            case UnaryOp::Silu: {
+                const float s = sigmoid_of(x[i]);
+                r = g * (s * (1.f + x[i] * (1.f - s)));
+                break;
+            }
             case UnaryOp::Pow: r = g * a * powf(x[i], a - 1.f); break;
             case UnaryOp::AddScalar: r = g; break;
             case UnaryOp::MulScalar: r = g * a; break;

@@ -83,5 +83,6 @@ Tensor relu(const Tensor& x) { return unary_op("relu", UnaryOp::Relu, x); }
 Tensor leaky_relu(const Tensor& x, float slope) { return unary_op("leaky_relu", UnaryOp::LeakyRelu, x, slope); }
 Tensor sigmoid(const Tensor& x) { return unary_op("sigmoid", UnaryOp::Sigmoid, x); }
 Tensor tanh(const Tensor& x) { return unary_op("tanh", UnaryOp::Tanh, x); }
+Tensor silu(const Tensor& x) { return unary_op("silu", UnaryOp::Silu, x); }
 
 }  // namespace cw

@@ -23,14 +23,15 @@ Tensor PreActBlock::forward(const Tensor& x) {
 }
 
 PreActResNet::PreActResNet(std::vector<int> blocks, int64_t num_classes, int64_t in_channels, int64_t input_size,
-                           PreActShortcut variant, bool final_bn)
+                           PreActShortcut variant, bool final_bn, int64_t base_width)
     : Classifier("PreActResNet") {
+    if (base_width < 1) throw Error("PreActResNet: base width must be positive");
     if (blocks.size() != 4) throw Error("PreActResNet: expected 4 stages");
     // three stride-2 stages: ceil(ceil(ceil(S/2)/2)/2) >= 1 for any S >= 1
     require_positive_side(input_size, input_size, "PreActResNet");
-    conv1_ = register_module("conv1", std::make_shared<Conv2d>(in_channels, 64, 3, 1, 1, false));
-    const int64_t widths[4] = {64, 128, 256, 512};
-    int64_t in = 64;
+    conv1_ = register_module("conv1", std::make_shared<Conv2d>(in_channels, base_width, 3, 1, 1, false));
+    const int64_t widths[4] = {base_width, 2 * base_width, 4 * base_width, 8 * base_width};
+    int64_t in = base_width;
     for (int s = 0; s < 4; ++s) {
         auto stage = std::make_shared<Sequential>();
         for (int b = 0; b < blocks[s]; ++b) {
@@ -40,8 +41,8 @@ PreActResNet::PreActResNet(std::vector<int> blocks, int64_t num_classes, int64_t
         }
         layers_.push_back(register_module("layer" + std::to_string(s + 1), stage));
     }
-    if (final_bn) bn_ = register_module("bn", std::make_shared<BatchNorm2d>(512));
-    linear_ = register_module("linear", std::make_shared<Linear>(512, num_classes));
+    if (final_bn) bn_ = register_module("bn", std::make_shared<BatchNorm2d>(in));
+    linear_ = register_module("linear", std::make_shared<Linear>(in, num_classes));
 }
 
 Tensor PreActResNet::representation(const Tensor& x) {

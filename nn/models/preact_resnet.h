@@ -25,8 +25,11 @@ private:
 class PreActResNet : public Classifier {
 public:
     // blocks per stage, e.g. {2,2,2,2} for PreAct ResNet-18; input_size 32 (CIFAR), 64 (TinyImageNet), 28.
+    // base_width: the first stage's width (64; stages w, 2w, 4w, 8w); a smaller one builds the same network
+    // narrower (the PyTorch twins of tests/fixtures/robustbench).
     PreActResNet(std::vector<int> blocks, int64_t num_classes, int64_t in_channels = 3, int64_t input_size = 32,
-                 PreActShortcut variant = PreActShortcut::FromActivation, bool final_bn = true);
+                 PreActShortcut variant = PreActShortcut::FromActivation, bool final_bn = true,
+                 int64_t base_width = 64);
     bool has_features() const override { return true; }
 protected:
     Tensor representation(const Tensor& x) override;

@@ -42,15 +42,17 @@ Tensor Bottleneck::forward(const Tensor& x) {
     return relu(add(h, shortcut_ ? shortcut_->forward(x) : x));
 }
 
-ResNet::ResNet(Block block, std::vector<int> blocks, int64_t num_classes, int64_t in_channels, int64_t input_size)
+ResNet::ResNet(Block block, std::vector<int> blocks, int64_t num_classes, int64_t in_channels, int64_t input_size,
+               int64_t base_width)
     : Classifier("ResNet") {
+    if (base_width < 1) throw Error("ResNet: base width must be positive");
     if (blocks.size() != 4) throw Error("ResNet: expected 4 stages");
     require_positive_side(input_size, input_size, "ResNet");
     const int64_t expansion = block == Block::Basic ? 1 : 4;
-    conv1_ = register_module("conv1", std::make_shared<Conv2d>(in_channels, 64, 3, 1, 1, false));
-    bn1_ = register_module("bn1", std::make_shared<BatchNorm2d>(64));
-    const int64_t widths[4] = {64, 128, 256, 512};
-    int64_t in = 64;
+    conv1_ = register_module("conv1", std::make_shared<Conv2d>(in_channels, base_width, 3, 1, 1, false));
+    bn1_ = register_module("bn1", std::make_shared<BatchNorm2d>(base_width));
+    const int64_t widths[4] = {base_width, 2 * base_width, 4 * base_width, 8 * base_width};
+    int64_t in = base_width;
     for (int s = 0; s < 4; ++s) {
         auto stage = std::make_shared<Sequential>();
         for (int b = 0; b < blocks[s]; ++b) {
@@ -61,7 +63,7 @@ ResNet::ResNet(Block block, std::vector<int> blocks, int64_t num_classes, int64_
         }
         layers_.push_back(register_module("layer" + std::to_string(s + 1), stage));
     }
-    linear_ = register_module("linear", std::make_shared<Linear>(512 * expansion, num_classes));
+    linear_ = register_module("linear", std::make_shared<Linear>(in, num_classes));
 }
 
 Tensor ResNet::representation(const Tensor& x) {

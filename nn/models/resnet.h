@@ -34,8 +34,10 @@ class ResNet : public Classifier {
 public:
     enum class Block { Basic, Bottleneck };
     // {2,2,2,2} Basic = ResNet-18, {3,4,6,3} Basic = ResNet-34, {3,4,6,3} Bottleneck = ResNet-50
+    // base_width: the first stage's width (64; stages w, 2w, 4w, 8w times the expansion); a smaller one builds
+    // the same network narrower (the PyTorch twins of tests/fixtures/robustbench).
     ResNet(Block block, std::vector<int> blocks, int64_t num_classes = 10, int64_t in_channels = 3,
-           int64_t input_size = 32);
+           int64_t input_size = 32, int64_t base_width = 64);
     bool has_features() const override { return true; }
 protected:
     Tensor representation(const Tensor& x) override;
