@@ -67,7 +67,9 @@ void add_job_flags(cli::FlagSet& app, JobConfig& job) {
     app.option("--normalize", d.normalize, "dataset (CIFAR mean/std as the model's first op) or none (TRADES/FRL)")
         .one_of({"dataset", "none"}).show_default();
     app.option("--arch", job.arch, "architecture (default: small_cnn for (Fashion-)MNIST, gtsrb_cnn for GTSRB, "
-                                       "preact_resnet18 otherwise): " + util::join_list(nn::model_names()));
+                                       "preact_resnet18 otherwise): " + util::join_list(nn::model_names()) +
+                                       ", and any WideResNet as wrnD_W or dm_wrnD_W (depth D = 6n+4, width W; "
+                                       "e.g. wrn16_1, dm_wrn70_16)");
     app.option("--method", job.method, "training method: " + util::join_list(method_names()) + ". Reconstructed where no reference code exists (docs/protocols/): bat (from BAT's abstract), "
                          "frl_baseline_rw (FRL's 'baseline reweight'), fair_tat_trades and fair_tat_fat (docs/protocols/fair_tat.md §4 item 4: the code ignores the target), "
                          "the proportional FAIR-TAT prior's floor; our proposals: the long-tail transfers "

@@ -198,6 +198,14 @@ std::shared_ptr<Module> make_model(const std::string& arch, const ModelConfig& c
     throw Error("unknown model architecture '" + arch + "'; known: " + join_names());
 }
 
+bool is_model_name(const std::string& arch) {
+    try {
+        return find_factory(arch).has_value();
+    } catch (const Error&) {
+        return false;   // the shape of a generic name with numbers it cannot build (wrn17_2)
+    }
+}
+
 std::vector<std::string> model_names() {
     std::vector<std::string> names;
     for (const auto& [name, f] : registry()) names.push_back(name);

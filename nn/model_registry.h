@@ -30,7 +30,10 @@ struct ModelConfig {
 
 // Throws cw::Error listing the known names for an unknown architecture.
 std::shared_ptr<Module> make_model(const std::string& arch, const ModelConfig& cfg = {});
+// The table's names (the generic families, wrnD_W and dm_wrnD_W, are not listed: any depth and width).
 std::vector<std::string> model_names();
+// True for a name make_model builds: a table name or a valid generic one (wrn16_1, dm_wrn70_16).
+bool is_model_name(const std::string& arch);
 
 using Metadata = std::map<std::string, std::string>;
 

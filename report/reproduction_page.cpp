@@ -168,7 +168,7 @@ void retrained_notes(std::ostream& md, const std::map<std::string, Arm>& arms) {
                                     (tunes.find(',') == std::string::npos ? "is" : "are") +
                                     " compared with it, not with the committed run";
             md << "\n" << name << " seed " << seed << " was retrained" << (run.cpu.empty() ? "" : " on " + run.cpu)
-               << " after the machine that trained it was lost, and evaluates differently from its committed record "
+               << " for its fine-tunes (checkpoints are not committed), and evaluates differently from its committed record "
                   "(another CPU's float rounding): "
                << compared << "; every other claim uses the committed run.\n";
         }
@@ -239,10 +239,10 @@ void weakest_classes(std::ostream& md, const std::map<std::string, Arm>& arms, c
        << "** (reproduced when the interval lies above ρ = 0.5; undecided with fewer than two runs).\n";
 }
 
-// AutoAttack on one seed per arm (seed 0, or the lowest seed attacked where a machine lost seed 0's checkpoints):
+// AutoAttack on one seed per arm (seed 0, or the lowest seed attacked where seed 0's checkpoint was not at hand):
 // does the PGD-20 ranking of the classes hold under the stronger attack, and that of the methods (by overall and by
 // worst-class robust accuracy)? Each model is compared with its own PGD-20 evaluation: a model retrained for the attack
-// (its run's checkpoint lost with a machine) with that model's, never with the committed run's.
+// (its run's checkpoint not at hand) with that model's, never with the committed run's.
 void autoattack_table(std::ostream& md, const std::map<std::string, Arm>& arms, const std::vector<std::string>& classes) {
     std::ostringstream rows;
     bool attacked_elsewhere = false, attacked_retrained = false;
@@ -282,8 +282,8 @@ void autoattack_table(std::ostream& md, const std::map<std::string, Arm>& arms, 
         md << "\nA seed marked with a device was attacked there, the checkpoint trained on this page's CPU: the model "
               "is the same, only the attack's floating-point rounding differs.\n";
     if (attacked_retrained)
-        md << "\nA seed marked retrained lost its checkpoint with a machine and was trained again with its own command "
-              "on another CPU for the attack (its record: autoattack/model/ beside the seed's results). That model has "
+        md << "\nA seed marked retrained was trained again with its own command on another CPU for the attack "
+              "(checkpoints are not committed; its record: autoattack/model/ beside the seed's results). That model has "
               "the seed's initialisation and data order but another CPU's rounding, so its ρ compares the attack with "
               "its own PGD-20 evaluation on the whole test set, not with the committed run's.\n";
     if (aa_overall.size() >= 3)

@@ -9,7 +9,8 @@
 # Environment: SEEDS, WORKERS (2: one single-threaded process per core), OUT (runs/cifar10-pilot), RESULTS
 # (results/reproduction/cifar10-pilot), TRAIN (build/tools/train). Each job is resumable (--resume): stop the script
 # at any moment (its state is saved) and start it again. A finished job's small files (never checkpoints) go to
-# RESULTS/<candidate>/pgd_at/seed<k>/, with wall.txt (the run's wall-clock seconds, summed over its resumptions).
+# RESULTS/<candidate>/pgd_at/seed<k>/, with wall.txt and cpu_seconds.txt (the run's wall-clock and CPU seconds, summed
+# over its resumptions).
 set -euo pipefail
 source "$(dirname "$0")/lib/job_queue.sh"
 list_only=0
@@ -51,7 +52,7 @@ fi
 collect() {  # run folder, results folder
     local f
     mkdir -p "$2"
-    for f in job.json selection.json history.csv train_log.csv command.txt cpu.txt wall.txt; do [ -f "$1/$f" ] && cp "$1/$f" "$2/"; done
+    for f in job.json selection.json history.csv train_log.csv command.txt cpu.txt wall.txt cpu_seconds.txt; do [ -f "$1/$f" ] && cp "$1/$f" "$2/"; done
     for f in "$1"/eval_*/results.json; do
         [ -f "$f" ] && mkdir -p "$2/$(basename "$(dirname "$f")")" && cp "$f" "$2/$(basename "$(dirname "$f")")/"
     done
@@ -68,9 +69,13 @@ run_one() {  # candidate seed; 2 when a signal stopped it
     echo "$cmd" > "$dir/command.txt"
     echo "start $c seed $s"
     t0=$(date +%s)
-    $cmd --resume >> "$dir/log.txt" 2>&1 || rc=$?
+    # The process's CPU seconds beside its wall time: a single-threaded run's CPU time is what it takes with a core to
+    # itself, whatever else the machine runs meanwhile.
+    local TIMEFORMAT='%U %S' used
+    used=$( { time $cmd --resume >> "$dir/log.txt" 2>&1; } 2>&1 ) || rc=$?
     t1=$(date +%s)
     echo $(( $(cat "$dir/wall.txt" 2>/dev/null || echo 0) + t1 - t0 )) > "$dir/wall.txt"
+    awk -v prev="$(cat "$dir/cpu_seconds.txt" 2>/dev/null || echo 0)" '{ printf "%d\n", prev + $1 + $2 }' <<< "$used" > "$dir/cpu_seconds.txt"
     if [ "$rc" = 130 ] || [ "$rc" = 143 ]; then echo "stopped (state saved): $c seed $s"; return 2; fi
     [ "$rc" = 0 ] || { echo "FAILED: $c seed $s (see $dir/log.txt)"; return 1; }
     collect "$dir" "$results/$c/pgd_at/seed$s"

@@ -32,8 +32,7 @@ void apply_train_flags(train::JobConfig& job, const std::vector<std::string>& fl
     const auto& methods = train::method_names();
     if (std::find(methods.begin(), methods.end(), job.method) == methods.end())
         throw std::invalid_argument("--method: unknown method '" + job.method + "'");
-    const auto archs = nn::model_names();
-    if (!job.arch.empty() && std::find(archs.begin(), archs.end(), job.arch) == archs.end())
+    if (!job.arch.empty() && !nn::is_model_name(job.arch))
         throw std::invalid_argument("--arch: unknown architecture '" + job.arch + "'");
 }
 

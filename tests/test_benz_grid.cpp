@@ -140,11 +140,11 @@ TEST_CASE("benz grid: a bad config is one line naming the grid, the setting and 
     j["base"] = "--epochs 0";
     CHECK(error_of(j).rfind("grid 'g.json': setting 'nat': --epochs: ", 0) == 0);
     CHECK_THROWS_WITH(study::load_grid("/nonexistent/g.json"),
-                      "--grid: '/nonexistent/g.json' is neither paper, quick nor a JSON file");
+                      "--grid: '/nonexistent/g.json' is neither paper, quick, cpu nor a JSON file");
 }
 
 TEST_CASE("benz grid: the built-in grids parse, and paper covers Benz §3.1's axes", "[benz-grid]") {
-    for (const std::string name : {"paper", "quick"}) {
+    for (const std::string name : {"paper", "quick", "cpu"}) {
         const study::Grid g = study::load_grid(name);
         INFO(name);
         const study::Grid checked = study::grid_from_json(study::grid_to_json(g), name);   // every flag valid
@@ -162,6 +162,18 @@ TEST_CASE("benz grid: the built-in grids parse, and paper covers Benz §3.1's ax
                                 "cifar10-resnet18-cyclic-natural", "cifar10-resnet18-wd0-pgd_at"})
         CHECK(has(n));
     REQUIRE(study::grid_cells(study::quick_grid()).size() == 36);
+    // The cpu grid: CIFAR-10 at the CPU recipe, two architectures x natural/PGD-AT x 3 seeds, the recipe's flags as
+    // its base (cifar10_fairtat --cpu-scale's), each cell's --arch last so it wins over the recipe's.
+    const study::Grid cpu = study::cpu_grid();
+    REQUIRE(study::grid_cells(cpu).size() == 12);
+    const std::string base = [&] {
+        std::string b;
+        for (const auto& f : cpu.base_flags) b += (b.empty() ? "" : " ") + f;
+        return b;
+    }();
+    CHECK(base.find("--dataset cifar10 --arch wrn16_1 --eps 8/255 --batch-size 128 --attack-steps 2 --optimizer sgd "
+                    "--lr 0.2 --schedule cyclic --wd 5e-4 --epochs 9 --val-split first:100") == 0);
+    CHECK(cpu.settings[2].name == "cifar10-wrn10_2-natural");
 }
 
 TEST_CASE("benz grid: Spearman matrix and seed noise floor match a hand computation", "[benz-grid]") {

@@ -245,6 +245,10 @@ TEST_CASE("models: any WideResNet by name, wrnD_W, and one line for a depth or w
     CHECK(message("wrn17_2") == "model architecture 'wrn17_2" + rule);
     CHECK(message("wrn16_0") == "model architecture 'wrn16_0" + rule);
     CHECK(message("wrn4_1") == "model architecture 'wrn4_1" + rule);
+    CHECK(nn::is_model_name("wrn16_1"));
+    CHECK(nn::is_model_name("preact_resnet18"));
+    CHECK_FALSE(nn::is_model_name("wrn17_2"));
+    CHECK_FALSE(nn::is_model_name("wrn16"));
     // Not of the shape at all: the unknown-architecture error, which lists the generic form.
     CHECK(message("wrn16").rfind("unknown model architecture 'wrn16'; known: lenet5,", 0) == 0);
     CHECK(message("wrn16").find("wrnD_W (any WideResNet") != std::string::npos);

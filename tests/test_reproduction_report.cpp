@@ -233,7 +233,7 @@ TEST_CASE("reproduction_report: a fine-tune of a retrained hot start is compared
     CHECK(text.find("(1) | Reweight does not fix boundary error") != std::string::npos);
     // The retrained model has its own row and its note; the committed seed 1 is still PGD-AT's (pilot table).
     CHECK(text.find("| pgd_at (retrained hot start) | 1 | last | 90.0 | 90.0 | 30.0 | 10.0 |") != std::string::npos);
-    CHECK(text.find("pgd_at seed 1 was retrained on AMD EPYC 7B13 after the machine that trained it was lost") !=
+    CHECK(text.find("pgd_at seed 1 was retrained on AMD EPYC 7B13 for its fine-tunes (checkpoints are not committed)") !=
           std::string::npos);
     CHECK(text.find("frl_rwrm seed 1 started from it and is compared with it") != std::string::npos);
     CHECK(text.find("| 1 | 45.0 | cat | 30.0 |") != std::string::npos);
@@ -337,7 +337,7 @@ TEST_CASE("reproduction_report: AutoAttack on a model retrained for it is compar
     write_run(seed / "autoattack/model", 0.45, 0.30, 0.4, 0.4);   // the retrained model: dog below cat
     text = page(dir.path);
     CHECK(text.find("| pgd_at | 1 (retrained) | 30.0 | 20.0 (dog) | 1.00 |") != std::string::npos);
-    CHECK(text.find("A seed marked retrained lost its checkpoint with a machine") != std::string::npos);
+    CHECK(text.find("A seed marked retrained was trained again with its own command on another CPU for the attack") != std::string::npos);
     // The retrained model's record is the attack's only: the arm's own table still reads the committed run.
     CHECK(text.find("45.0") == std::string::npos);
 }
@@ -388,7 +388,7 @@ namespace {
 // One pilot run of a 3-class CIFAR-like dataset (automobile, cat, truck): PGD-20 per class and overall, the last two
 // per-epoch PGD-20 figures, and the wall-clock seconds (none: no wall.txt).
 void write_pilot_run(const fs::path& dir, std::vector<double> pgd, double overall, double before, double after,
-                     int seconds) {
+                     int seconds, int cpu_seconds = 0) {
     nlohmann::json j = {{"schema", "classwise.results/1"}, {"experiment", "test"}, {"dataset", "cifar10"},
                         {"split", "test"}, {"num_examples", 300}, {"classes", {"automobile", "cat", "truck"}},
                         {"model", "toy"}, {"method", "toy"}, {"seed", 0}, {"device", "cpu"},
@@ -407,23 +407,28 @@ void write_pilot_run(const fs::path& dir, std::vector<double> pgd, double overal
     write(dir / "history.csv", "epoch,eval,overall,automobile,cat,truck\n1,test_pgd20," + std::to_string(before) +
                                    ",0,0,0\n2,test_pgd20," + std::to_string(after) + ",0,0,0\n");
     if (seconds > 0) write(dir / "wall.txt", std::to_string(seconds) + "\n");
+    if (cpu_seconds > 0) write(dir / "cpu_seconds.txt", std::to_string(cpu_seconds) + "\n");
 }
 }  // namespace
 
 TEST_CASE("reproduction_report: the CIFAR-10 pilot's table judges each candidate on its seeds' means", "[report]") {
     cw_nn_test::ScratchDir dir;
     const fs::path pilot = dir.path / "cifar10-pilot";
-    // Candidate a: minutes (50 + 100) / 2 = 75; PGD-20 (40 + 42) / 2 = 41.0; worst class cat, (10 + 20) / 2 = 15.0;
+    // Candidate a: wall minutes (50 + 150) / 2 = 100 (over 90), CPU minutes (46 + 50) / 2 = 48 (criterion d reads these); PGD-20 (40 + 42) / 2 = 41.0; worst class cat, (10 + 20) / 2 = 15.0;
     // largest last-two-epoch change |43 - 41| = 2.0; cat worst and automobile/truck best in both seeds.
-    write_pilot_run(pilot / "a/pgd_at/seed0", {0.6, 0.1, 0.5}, 0.40, 0.400, 0.405, 3000);
-    write_pilot_run(pilot / "a/pgd_at/seed1", {0.5, 0.2, 0.55}, 0.42, 0.410, 0.430, 6000);
+    write_pilot_run(pilot / "a/pgd_at/seed0", {0.6, 0.1, 0.5}, 0.40, 0.400, 0.405, 3000, 2760);
+    write_pilot_run(pilot / "a/pgd_at/seed1", {0.5, 0.2, 0.55}, 0.42, 0.410, 0.430, 9000, 3000);
+    // Candidate c: wall 100 minutes, no CPU time recorded: criterion d reads the wall time.
+    write_pilot_run(pilot / "c/pgd_at/seed0", {0.6, 0.1, 0.5}, 0.40, 0.400, 0.405, 6000);
     // Candidate b: one seed, worst class truck (14.0 < 15: a not met), no recorded time, PGD-20 34.9 (b not met).
     write_pilot_run(pilot / "b/pgd_at/seed0", {0.5, 0.3, 0.14}, 0.349, 0.35, 0.35, 0);
     std::string md = page(dir.path);
     INFO(md);
-    CHECK(md.find("| a | 0,1 | 75 | 80.0 | 41.0 | 15.0 (cat ×2) | 2.0 | 2 of 2 | 2 of 2 | met | met | **not met** | met |") !=
+    CHECK(md.find("| a | 0,1 | 100 (48) | 80.0 | 41.0 | 15.0 (cat ×2) | 2.0 | 2 of 2 | 2 of 2 | met | met | **not met** | met |") !=
           std::string::npos);
-    CHECK(md.find("| b | 0 | – | 80.0 | 34.9 | 14.0 (truck) | 0.0 | 0 of 1 | 0 of 1 | **not met** | **not met** | met | — |") !=
+    CHECK(md.find("| c | 0 | 100 (–) | 80.0 | 40.0 | 10.0 (cat) | 0.5 | 1 of 1 | 1 of 1 | **not met** | met | met | **not met** |") !=
+          std::string::npos);
+    CHECK(md.find("| b | 0 | – (–) | 80.0 | 34.9 | 14.0 (truck) | 0.0 | 0 of 1 | 0 of 1 | **not met** | **not met** | met | — |") !=
           std::string::npos);
 }
 
