@@ -5,13 +5,10 @@
 #include <cmath>
 #include <fstream>
 #include <map>
-#include <stdexcept>
 #include <vector>
 
 #include "report/claims.h"
 #include "report/reproduction_runs.h"
-#include "util/atomic_file.h"
-#include "util/csv.h"
 #include "util/format.h"
 
 namespace cw::report::reproduction {
@@ -33,14 +30,7 @@ double minutes_of(const fs::path& seed_dir, const char* file) {
 
 // |change| of the per-epoch test PGD-20 between the last two epochs, in points; NaN with fewer than two epochs.
 double last_change(const fs::path& seed_dir) {
-    const fs::path history = seed_dir / "history.csv";
-    if (!fs::exists(history)) return NAN;
-    const util::CsvTable t = util::parse_csv(util::read_file_text(history.string()), history.string());
-    const int eval = t.column("eval"), overall = t.column("overall");
-    if (eval < 0 || overall < 0) throw std::runtime_error(history.string() + ": expected the columns eval and overall");
-    std::vector<double> per_epoch;
-    for (const auto& row : t.rows)
-        if (row[eval].rfind("test_pgd", 0) == 0) per_epoch.push_back(100 * util::csv_number(row[overall], history.string()));
+    const std::vector<double> per_epoch = per_epoch_test_pgd(seed_dir / "history.csv");
     return per_epoch.size() < 2 ? NAN : std::fabs(per_epoch.back() - per_epoch[per_epoch.size() - 2]);
 }
 

@@ -5,11 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
-#include <stdexcept>
 #include <vector>
 
-#include "util/atomic_file.h"
-#include "util/csv.h"
 #include "util/format.h"
 #include "report/claims.h"
 #include "report/reproduction_runs.h"
@@ -39,16 +36,8 @@ PilotRows pilot_table(std::ostream& md, const Arm& arm, const std::vector<std::s
             const auto& pc = c->second.at("pgd20").per_class;
             worst_name = class_name(classes, worst_class(pc));
         }
-        // history.csv: rows "epoch,test_pgd<K>,overall,..." of the per-epoch evaluation.
-        std::vector<double> per_epoch;
-        const std::string history = (runs / "pgd_at" / ("seed" + std::to_string(seed)) / "history.csv").string();
-        if (fs::exists(history)) {
-            const util::CsvTable t = util::parse_csv(util::read_file_text(history), history);
-            const int eval = t.column("eval"), overall = t.column("overall");
-            if (eval < 0 || overall < 0) throw std::runtime_error(history + ": expected the columns eval and overall");
-            for (const auto& row : t.rows)
-                if (row[eval].rfind("test_pgd", 0) == 0) per_epoch.push_back(100 * util::csv_number(row[overall], history));
-        }
+        const std::vector<double> per_epoch =
+            per_epoch_test_pgd(runs / "pgd_at" / ("seed" + std::to_string(seed)) / "history.csv");
         const double delta = per_epoch.size() >= 2 ? per_epoch.back() - per_epoch[per_epoch.size() - 2] : NAN;
         rows.worst.push_back(w);
         if (!std::isnan(delta)) rows.change.push_back(std::fabs(delta));

@@ -1,6 +1,7 @@
 // See reproduction_runs.h.
 #include "report/reproduction_runs.h"
 
+
 #include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 #include <stdexcept>
 
 #include "util/atomic_file.h"
+#include "util/csv.h"
 #include "report/run_data.h"
 
 namespace cw::report::reproduction {
@@ -184,6 +186,18 @@ std::string seeds_without_average(const Arm& arm) {
 
 std::string seeds_text(const std::string& list) {
     return (list.find(',') == std::string::npos ? "seed " : "seeds ") + list;
+}
+
+std::vector<double> per_epoch_test_pgd(const fs::path& history) {
+    std::vector<double> per_epoch;
+    if (!fs::exists(history)) return per_epoch;
+    const std::string name = history.string();
+    const util::CsvTable t = util::parse_csv(util::read_file_text(name), name);
+    const int eval = t.column("eval"), overall = t.column("overall");
+    if (eval < 0 || overall < 0) throw std::runtime_error(name + ": expected the columns eval and overall");
+    for (const auto& row : t.rows)
+        if (row[eval].rfind("test_pgd", 0) == 0) per_epoch.push_back(100 * util::csv_number(row[overall], name));
+    return per_epoch;
 }
 
 }  // namespace cw::report::reproduction

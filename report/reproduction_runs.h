@@ -54,6 +54,10 @@ size_t worst_class(const std::vector<double>& per_class);
 // classes[k], or "—" past the end (no class left).
 std::string class_name(const std::vector<std::string>& classes, size_t k);
 
+// The per-epoch test PGD accuracy of a run, in percent, epoch by epoch (history.csv's "test_pgd<K>" rows); empty
+// without the file. A history without the columns eval and overall is an error naming the file.
+std::vector<double> per_epoch_test_pgd(const std::filesystem::path& history);
+
 // A metric of one run at one checkpoint, in percent; NaN where the evaluation is missing. Names: "clean",
 // "clean worst", "clean spread", "PGD-20", "PGD-20 worst", "PGD-20 spread", "boundary worst".
 double metric(const Run& run, const std::string& checkpoint, const std::string& name);
