@@ -2,7 +2,7 @@
 # The CIFAR-10 pilot (docs/reproduction.md, "CIFAR-10: the CPU recipe"): PGD-AT alone under candidate recipes, to
 # choose the one the CIFAR-10 study and `cifar10_fairtat --cpu-scale` use. A recipe must meet four criteria, on the
 # whole 10,000-image test set, averaged over seeds: (a) the worst class keeps >= 15% PGD-20, (b) overall PGD-20 >= 35%
-# at eps 8/255, (c) the last two epochs' PGD-20 within one point, (d) one run, final evaluation included, within 45
+# at eps 8/255 (or the nearest radius that reaches it), (c) the last two epochs' PGD-20 within one point, (d) one run, final evaluation included, within 45
 # minutes on two cores (or 90 minutes on one core, two runs side by side, as this script runs them).
 #   scripts/cifar10_pilot.sh CANDIDATE ...          run each candidate's seeds (SEEDS, default "0 1")
 #   scripts/cifar10_pilot.sh list CANDIDATE ...     print the jobs, run nothing
@@ -23,20 +23,23 @@ out=${OUT:-runs/cifar10-pilot}
 results=${RESULTS:-results/reproduction/cifar10-pilot}
 train=${TRAIN:-build/tools/train}
 
-# What every candidate shares: the papers' radius and batch, the CFA/FAIR-TAT validation split (the first 100 images
+# What every candidate shares: the papers' batch, the CFA/FAIR-TAT validation split (the first 100 images
 # of each class, 2%), the one-cycle schedule of Wong et al.'s fast adversarial training (0 -> 0.2 -> 0), evaluation
 # by PGD-20 each epoch (validation split, and the first 500 test images) and on the whole test set at the end.
 # One convolution setting for every run (oneDNN fp32), fixed here rather than taken from the environment.
-common="--dataset cifar10 --eps 8/255 --batch-size 128 --val-split first:100 --optimizer sgd --lr 0.2 --momentum 0.9 --wd 5e-4 --schedule cyclic --method pgd_at --eval-n 0 --epoch-eval-n 500 --eval-steps 20 --final-attacks pgd20 --final-checkpoints last"
+common="--dataset cifar10 --batch-size 128 --val-split first:100 --optimizer sgd --lr 0.2 --momentum 0.9 --wd 5e-4 --schedule cyclic --method pgd_at --eval-n 0 --epoch-eval-n 500 --eval-steps 20 --final-attacks pgd20 --final-checkpoints last"
 convolutions="env CLASSWISE_CONV=onednn CLASSWISE_PRECISION=fp32 CLASSWISE_THREADS=1"
 
 candidate_flags() {  # candidate
     local flags
     case $1 in
     # WideResNet-16-1 (16/32/64 channels, 0.18 M parameters), PGD-2 training (step 1.25 eps), 9 epochs.
-    wrn16_1-pgd2-e9) flags="--arch wrn16_1 --attack-steps 2 --epochs 9" ;;
+    wrn16_1-pgd2-e9) flags="--eps 8/255 --arch wrn16_1 --attack-steps 2 --epochs 9" ;;
+    # The same at eps 6/255: at 8/255 the worst class (cat) keeps 7% PGD-20, under criterion (a)'s 15%; the issue's
+    # fallback is the nearest radius that meets the criteria, at a stated cost.
+    wrn16_1-pgd2-e9-eps6) flags="--eps 6/255 --arch wrn16_1 --attack-steps 2 --epochs 9" ;;
     # WideResNet-10-2 (32/64/128 channels, one block per stage), PGD-2 training, 6 epochs.
-    wrn10_2-pgd2-e6) flags="--arch wrn10_2 --attack-steps 2 --epochs 6" ;;
+    wrn10_2-pgd2-e6) flags="--eps 8/255 --arch wrn10_2 --attack-steps 2 --epochs 6" ;;
     *) echo "scripts/cifar10_pilot.sh: unknown candidate '$1'" >&2; return 2 ;;
     esac
     echo "$flags"
