@@ -418,17 +418,20 @@ TEST_CASE("reproduction_report: the CIFAR-10 pilot's table judges each candidate
     // largest last-two-epoch change |43 - 41| = 2.0; cat worst and automobile/truck best in both seeds.
     write_pilot_run(pilot / "a/pgd_at/seed0", {0.6, 0.1, 0.5}, 0.40, 0.400, 0.405, 3000, 2760);
     write_pilot_run(pilot / "a/pgd_at/seed1", {0.5, 0.2, 0.55}, 0.42, 0.410, 0.430, 9000, 3000);
+    // a trained at 6/255 (job.json stores eps as the float32 of 6/255, printed as a double); c and b have no job.json.
+    write(pilot / "a/pgd_at/seed0/job.json", "{\"eps\": 0.0235294122248888}\n");
+    write(pilot / "a/pgd_at/seed1/job.json", "{\"eps\": 0.0235294122248888}\n");
     // Candidate c: wall 100 minutes, no CPU time recorded: criterion d reads the wall time.
     write_pilot_run(pilot / "c/pgd_at/seed0", {0.6, 0.1, 0.5}, 0.40, 0.400, 0.405, 6000);
     // Candidate b: one seed, worst class truck (14.0 < 15: a not met), no recorded time, PGD-20 34.9 (b not met).
     write_pilot_run(pilot / "b/pgd_at/seed0", {0.5, 0.3, 0.14}, 0.349, 0.35, 0.35, 0);
     std::string md = page(dir.path);
     INFO(md);
-    CHECK(md.find("| a | 0,1 | 100 (48) | 80.0 | 41.0 | 15.0 (cat ×2) | 2.0 | 2 of 2 | 2 of 2 | met | met | **not met** | met |") !=
+    CHECK(md.find("| a | 6/255 | 0,1 | 100 (48) | 80.0 | 41.0 | 15.0 (cat ×2) | 2.0 | 2 of 2 | 2 of 2 | met | met | **not met** | met |") !=
           std::string::npos);
-    CHECK(md.find("| c | 0 | 100 (–) | 80.0 | 40.0 | 10.0 (cat) | 0.5 | 1 of 1 | 1 of 1 | **not met** | met | met | **not met** |") !=
+    CHECK(md.find("| c | – | 0 | 100 (–) | 80.0 | 40.0 | 10.0 (cat) | 0.5 | 1 of 1 | 1 of 1 | **not met** | met | met | **not met** |") !=
           std::string::npos);
-    CHECK(md.find("| b | 0 | – (–) | 80.0 | 34.9 | 14.0 (truck) | 0.0 | 0 of 1 | 0 of 1 | **not met** | **not met** | met | — |") !=
+    CHECK(md.find("| b | – | 0 | – (–) | 80.0 | 34.9 | 14.0 (truck) | 0.0 | 0 of 1 | 0 of 1 | **not met** | **not met** | met | — |") !=
           std::string::npos);
 }
 
