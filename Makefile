@@ -1,5 +1,6 @@
 # classwise — plain Makefile.
-#   make          library, experiment binaries, tools
+#   make          library, experiment binaries, tools (and the CUDA plugin where a GPU is present)
+#   make cuda     the CUDA plugin, GPU or not
 #   make test     Catch2 suite (GPU parity tests skip, and are counted as skipped, without a GPU)
 #   make bench    benchmark binaries, run, then the same workloads in PyTorch for the ratios (docs/speed.md)
 #   make fuzz     libFuzzer targets (clang), each run for FUZZ_SECONDS
@@ -25,15 +26,22 @@ LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.cpp))
 LIB_OBJS := $(LIB_SRCS:%.cpp=$(BUILD)/%.o)
 LIB      := $(BUILD)/libclasswise.a
 
-# ---- CUDA plugin (engine/cuda), built whenever nvcc and cuDNN are present; loaded at run time ---------------
+# ---- CUDA plugin (engine/cuda), loaded at run time -------------------------------------------------------------
+# With nvcc and cuDNN present, `make` builds it when a GPU answers (nvidia-smi lists one), for the compute
+# capabilities of the GPUs present plus the highest one's PTX. Without a GPU it would only cost the build time
+# (62 CPU seconds, about 30 s on two cores, which `make && ./experiments/quickstart` would wait for): `make cuda`
+# builds it anyway, for CUDA_ARCHS (default 90: H100/H200 machine code and PTX that newer GPUs JIT-compile).
 CUDA_HOME ?= /usr/local/cuda
 NVCC := $(wildcard $(CUDA_HOME)/bin/nvcc)
 CUDNN_H := $(wildcard $(CUDA_HOME)/include/cudnn.h)
 CUDA_SRCS := $(wildcard engine/cuda/*.cu)
+CUDA_GPU_ARCHS := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d ' .' | awk '$$1 >= 75' | sort -un)
+CUDA_ARCHS ?= $(or $(CUDA_GPU_ARCHS),90)
 ifneq ($(and $(NVCC),$(CUDNN_H),$(CUDA_SRCS)),)
 CUDA_PLUGIN := $(BUILD)/libclasswise_cuda.so
-# sm_90 (H100/H200) machine code plus compute_90 PTX that newer GPUs JIT-compile.
-NVCCFLAGS ?= -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+CUDA_TOP_ARCH := $(lastword $(CUDA_ARCHS))
+NVCCFLAGS ?= -O3 -std=c++17 $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+             -gencode arch=compute_$(CUDA_TOP_ARCH),code=compute_$(CUDA_TOP_ARCH)
 NVCCFLAGS += -I. -Xcompiler -fPIC,-Wall -MMD -MP
 CUDA_OBJS := $(CUDA_SRCS:%.cu=$(BUILD)/%.o)
 $(BUILD)/engine/cuda/%.o: engine/cuda/%.cu
@@ -41,7 +49,14 @@ $(BUILD)/engine/cuda/%.o: engine/cuda/%.cu
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 $(CUDA_PLUGIN): $(CUDA_OBJS)
 	$(NVCC) -shared $^ -o $@ -L$(CUDA_HOME)/lib64 -Xlinker -rpath,$(CUDA_HOME)/lib64 -lcudart_static -lcublas -lcudnn -lrt -ldl
+cuda: $(CUDA_PLUGIN)
+else
+cuda:
+	@echo "make cuda: needs nvcc and cuDNN under CUDA_HOME=$(CUDA_HOME) (bin/nvcc, include/cudnn.h)" >&2; exit 1
 endif
+# What `make` and `make test` build: the plugin only where a GPU can load it.
+DEFAULT_CUDA_PLUGIN := $(if $(CUDA_GPU_ARCHS),$(CUDA_PLUGIN))
+.PHONY: cuda
 CXXFLAGS += -DCW_CUDA_PLUGIN_PATH='"$(abspath $(BUILD))/libclasswise_cuda.so"'
 
 EXP_SRCS := $(wildcard experiments/*.cpp)
@@ -92,7 +107,7 @@ $(BUILD)/engine/cpu/batchnorm.o: CXXFLAGS += -ffp-contract=off
 # Keep the objects that pattern chains make on the way to a binary (make would delete them as intermediates). Only
 # those: a global .SECONDARY would also stop make from rebuilding a missing test or library object.
 .SECONDARY: $(EXP_SRCS:%.cpp=$(BUILD)/%.o) $(TOOL_SRCS:%.cpp=$(BUILD)/%.o) $(BENCH_SRCS:%.cpp=$(BUILD)/%.o)
-all: $(LIB) $(EXP_BINS) $(TOOL_BINS) $(CUDA_PLUGIN)
+all: $(LIB) $(EXP_BINS) $(TOOL_BINS) $(DEFAULT_CUDA_PLUGIN)
 
 $(BUILD)/%.o: %.cpp
 	@mkdir -p $(dir $@)
@@ -113,7 +128,7 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
-$(TEST_BIN): $(TEST_OBJS) $(LIB) $(CUDA_PLUGIN) | $(EXP_BINS) $(TOOL_BINS)
+$(TEST_BIN): $(TEST_OBJS) $(LIB) $(DEFAULT_CUDA_PLUGIN) | $(EXP_BINS) $(TOOL_BINS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $(TEST_OBJS) $(LIB) $(LDLIBS) -o $@
 

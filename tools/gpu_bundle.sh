@@ -17,7 +17,7 @@ esac
 binaries="build/tools/train build/tools/audit"
 plugin=build/libclasswise_cuda.so
 for f in $binaries $plugin; do
-    [ -x "$f" ] || { echo "tools/gpu_bundle.sh: $f is missing: build it first (make; the plugin needs nvcc and cuDNN)" >&2; exit 1; }
+    [ -x "$f" ] || { echo "tools/gpu_bundle.sh: $f is missing: build it first (make, and make cuda for the plugin: it needs nvcc and cuDNN)" >&2; exit 1; }
 done
 staging=$(mktemp -d)
 trap 'rm -rf "$staging"' EXIT
