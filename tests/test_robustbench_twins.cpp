@@ -28,7 +28,8 @@ namespace {
 
 const char* const kScript = "tools/make_robustbench_twins.py";
 const std::vector<std::string> kTwins = {"wrn10_1", "dm_wrn10_1_silu", "dm_preact_resnet18_w2_silu",
-                                         "preact_resnet18_w2", "resnet18_w2", "resnet50_w2"};
+                                         "preact_resnet18_w2", "resnet18_w2", "resnet50_w2",
+                                         "dm_wrn10_1_relu_c100"};
 constexpr int64_t kGradImages = 2;  // the script's GRAD_IMAGES
 
 nn::LoadedModel load_twin(const std::string& path) {
@@ -123,6 +124,13 @@ TEST_CASE("robustbench twins: the metadata names architecture, activation, norma
     CHECK(pre.at("preact_shortcut") == "input");
     CHECK(pre.at("preact_final_bn") == "false");
     CHECK(meta("wrn10_1").at("wrn_sub_block1") == "true");
+    // A CIFAR-100 model: CIFAR-100's mean and std (RobustBench's DM models build them in), ReLU, 100 logits.
+    const nn::Metadata c100 = meta("dm_wrn10_1_relu_c100");
+    CHECK(c100.at("dataset") == "cifar100");
+    CHECK(c100.at("activation") == "relu");
+    CHECK(c100.at("normalize_mean") == "0.5071,0.4865,0.4409");
+    CHECK(c100.at("normalize_std") == "0.2673,0.2564,0.2762");
+    CHECK(c100.at("num_classes") == "100");
 }
 
 TEST_CASE("robustbench twins: per-class predictions on real CIFAR-10 test images are PyTorch's",
@@ -149,11 +157,14 @@ TEST_CASE("robustbench twins: per-class predictions on real CIFAR-10 test images
         const std::vector<float> want = cw_nn_test::fixture_f32(refs, "references.safetensors", twin + ".cifar_logits");
         CHECK(cw_nn_test::worst_error(got, want) < 1e-5);
         // per class: which images each class predicts, and how many of them are right
-        std::vector<int> got_per_class(10), want_per_class(10), correct(10), want_correct(10);
+        // (a CIFAR-100 twin has 100 logits per image; its CIFAR-10 training taught it the first 10 classes)
+        const int64_t k = static_cast<int64_t>(want.size()) / n;
+        REQUIRE(k * n == static_cast<int64_t>(want.size()));
+        std::vector<int> got_per_class(k), want_per_class(k), correct(k), want_correct(k);
         int differ = 0;
         for (int64_t i = 0; i < n; ++i) {
             const auto row = [&](const std::vector<float>& v) {
-                return static_cast<int>(std::max_element(v.begin() + i * 10, v.begin() + i * 10 + 10) - (v.begin() + i * 10));
+                return static_cast<int>(std::max_element(v.begin() + i * k, v.begin() + (i + 1) * k) - (v.begin() + i * k));
             };
             const int g = row(got), w = row(want);
             differ += g != w;

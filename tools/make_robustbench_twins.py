@@ -51,6 +51,11 @@ TWINS = {
                            dict(preact=True, base_width=2), 'msd'),
     'resnet18_w2': ('resnet18', dict(base_width=2), dict(base_width=2), 'plain'),
     'resnet50_w2': ('resnet50', dict(mean=ENGSTROM[0], std=ENGSTROM[1], base_width=2), dict(base_width=2), 'wrapped'),
+    # A CIFAR-100 entry (100 logits, CIFAR-100's mean and std built in) and the DeepMind WideResNet with ReLU, as
+    # RobustBench's CIFAR-100 DM models without Swish are; briefly trained on CIFAR-10 images (classes 0-9 of 100).
+    'dm_wrn10_1_relu_c100': ('dm_wrn10_1', dict(activation='relu', mean=conv.CIFAR100[0], std=conv.CIFAR100[1],
+                                                num_classes=100, dataset='cifar100'),
+                             dict(activation='relu', normalize='cifar100'), 'plain'),
 }
 
 
@@ -114,14 +119,14 @@ def make(out_dir, data_dir):
         test = read_cifar(os.path.join(data_dir, 'test.bin'), 200)[0]
     for i, (name, (arch, build, options, layout)) in enumerate(TWINS.items()):
         torch.manual_seed(100 + i)
-        model = rm.build(arch, 10, build.get('activation', 'relu'), build.get('mean'), build.get('std'),
+        model = rm.build(arch, build.get('num_classes', 10), build.get('activation', 'relu'), build.get('mean'), build.get('std'),
                          build.get('base_width', 0), build.get('sub_block1', False), preact=build.get('preact', False))
         if train is not None:
             briefly_train(model, *train, seed=i)
         model.eval()
         pt = os.path.join(out_dir, name + '.pt')
         torch.save(robustbench_layout(model, layout), pt)
-        conv.convert(pt, os.path.join(out_dir, name + '.safetensors'), arch, options, 'cifar10', 'Linf',
+        conv.convert(pt, os.path.join(out_dir, name + '.safetensors'), arch, options, build.get('dataset', 'cifar10'), 'Linf',
                      source='twin ' + name)
         if data_dir:
             os.remove(pt)   # the committed fixture is the converted file; the suite converts random-init .pt files
