@@ -28,8 +28,9 @@ void add_baseline_flags(cli::FlagSet& app, MethodOptions& o) {
                "attack step of pgd_at/trades/fat/mart (default 2.5*eps/steps: 2/255 at eps 8/255, 10 steps; "
                "TRADES/FAT/MART codes use 0.007 at eps 0.031)")
         .group(g);
-    app.option("--attack-steps", o.steps, "attack steps K of pgd_at/trades/fat/mart (default 10)")
+    app.option("--attack-steps", o.steps, "attack steps K of pgd_at/trades/fat/mart and of fair_tat's targeted PGD")
         .range(1, 100000)
+        .show_default()
         .group(g);
     app.option("--attack-mode", o.attack_mode,
                "model mode while crafting: default (train for pgd_at, fgsm_rs, fat-cfa; eval for trades, mart, "
