@@ -1,5 +1,5 @@
 // quickstart — the main job, on a dataset that needs no download (Fashion-MNIST from the Debian package): the
-// class-wise robustness gap and what a fair method does to it, in about eight minutes on two cores.
+// class-wise robustness gap and what a fair method does to it, in about seven minutes on two cores (docs/quickstart.md).
 //
 // Protocol (one visible block below; every value is a flag):
 //   1. train the small CNN three ways on the same images and seed: natural training, PGD-AT (Madry et al., PGD-5), and a
@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
     base.common.out = "runs/quickstart";
     base.common.epochs = 3;
     base.data.dataset = "fashion-mnist";
-    base.data.train_n = 20000;          // a third of the training set: three methods fit in ~10 minutes
+    base.data.train_n = 20000;          // a third of the training set: three methods in about seven minutes on two cores
     base.data.eval_n = 2000;
     base.data.epoch_eval_n = 500;
     base.trainer.recipe.lr = 0.05;
@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
     // methods trained, audited and compared), not the gap, which needs the full job's 20,000 images.
     spec.quick_preset = {{"--train-n", "2000"}, {"--epochs", "3"},          {"--batch-size", "64"},
                          {"--eval-n", "500"},   {"--epoch-eval-n", "200"}, {"--out", "runs/quickstart_quick"}};
-    spec.quick_what = "the same three methods on 2,000 real Fashion-MNIST images, about two minutes on two cores";
+    spec.quick_what = "the same three methods on 2,000 real Fashion-MNIST images, about 75 seconds on two cores";
     cli::FlagSet app{"classwise quickstart: natural vs PGD-AT vs a fair method, class by class", "quickstart"};
     cli::add_common_flags(app, base.common, spec);
     study::StudyFlags study_flags;
