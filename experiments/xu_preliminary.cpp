@@ -14,6 +14,7 @@
 #include <iostream>
 
 #include "util/atomic_file.h"
+#include "util/format.h"
 #include "jobs/audit.h"
 #include "protocols/argv_peek.h"
 #include "protocols/class_columns.h"
@@ -38,7 +39,7 @@ void write_figure1_and_table3(const cw::study::Study& s, const cw::train::JobCon
     using namespace cw;
     std::vector<protocols::ClassColumn> columns;
     std::vector<std::string> classes;
-    const std::string eps_text = protocols::radius_text(eps), low_text = protocols::radius_text(second);
+    const std::string eps_text = util::radius_text(eps), low_text = util::radius_text(second);
     for (const study::Arm& a : s.arms) {
         train::JobConfig job = a.job;
         job.common = base.common;

@@ -1,28 +1,18 @@
 #include "protocols/second_radius.h"
 
-#include <cstdio>
 #include <filesystem>
 
 #include "protocols/checkpoint_eval.h"
 #include "train/stop_signal.h"
+#include "util/format.h"
 #include "util/split_list.h"
 
 namespace cw::protocols {
 
 namespace fs = std::filesystem;
 
-namespace {
-std::string in_255ths(float eps) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3g", static_cast<double>(eps) * 255);
-    return buf;
-}
-}  // namespace
-
-std::string radius_text(float eps) { return in_255ths(eps) + "/255"; }
-
 std::string second_radius_folder(const std::string& checkpoint, float eps) {
-    return "eval_" + checkpoint + "_eps" + in_255ths(eps);
+    return "eval_" + checkpoint + "_eps" + util::in_255ths(eps);
 }
 
 std::vector<std::string> evaluate_second_radius(const train::JobConfig& job, float eps,

@@ -11,9 +11,6 @@
 
 namespace cw::protocols {
 
-// "4/255" for 4/255, "25.5/255" for 0.1: radii as the papers write them.
-std::string radius_text(float eps);
-
 // "eval_last_eps4" for (last, 4/255).
 std::string second_radius_folder(const std::string& checkpoint, float eps);
 

@@ -6,13 +6,10 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <stdexcept>
-#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "report/claims.h"
 #include "report/reproduction_runs.h"
-#include "util/atomic_file.h"
 #include "util/format.h"
 
 namespace cw::report::reproduction {
@@ -36,19 +33,6 @@ double minutes_of(const fs::path& seed_dir, const char* file) {
 double last_change(const fs::path& seed_dir) {
     const std::vector<double> per_epoch = per_epoch_test_pgd(seed_dir / "history.csv");
     return per_epoch.size() < 2 ? NAN : std::fabs(per_epoch.back() - per_epoch[per_epoch.size() - 2]);
-}
-
-// The training radius of a run in 255ths ("8/255"), from its job.json ("–" without one): criteria (a) and (b) are
-// judged at each candidate's own radius, since the papers' 8/255 may leave no room to lift the worst class at CPU scale.
-std::string radius_of(const fs::path& seed_dir) {
-    const fs::path job = seed_dir / "job.json";
-    if (!fs::exists(job)) return "–";
-    const nlohmann::json j = nlohmann::json::parse(util::read_file_text(job.string()), nullptr, false);
-    if (j.is_discarded() || !j.contains("eps") || !j["eps"].is_number())
-        throw std::runtime_error(job.string() + ": expected a JSON object with a number 'eps'");
-    const double in_255ths = j["eps"].get<double>() * 255;
-    const double whole = std::round(in_255ths);
-    return (std::fabs(in_255ths - whole) < 1e-3 ? fixed(whole, 0) : fixed(in_255ths, 2)) + "/255";
 }
 
 double mean(const std::vector<double>& v) {
@@ -103,7 +87,9 @@ void cifar10_pilot_section(std::ostream& md, const fs::path& results) {
         const auto truck = std::find(classes.begin(), classes.end(), "truck");
         for (const auto& [seed, run] : pgd->second) {
             const fs::path dir = c / "pgd_at" / ("seed" + std::to_string(seed));
-            radii.insert(radius_of(dir));
+            // Criteria (a) and (b) are judged at each candidate's own radius: the papers' 8/255 may leave the worst
+            // class no room to lift at CPU scale.
+            radii.insert(run.eps ? util::radius_text(*run.eps) : "–");
             minutes.push_back(minutes_of(dir, "wall.txt"));
             cpu_minutes.push_back(minutes_of(dir, "cpu_seconds.txt"));
             clean.push_back(metric(run, "last", "clean"));

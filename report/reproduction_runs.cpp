@@ -1,7 +1,6 @@
 // See reproduction_runs.h.
 #include "report/reproduction_runs.h"
 
-
 #include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
@@ -77,6 +76,12 @@ Run load_run(const fs::path& dir, std::vector<std::string>& classes) {
         } catch (const json::exception& e) {
             throw std::runtime_error(selection.string() + ": not a selection.json (" + e.what() + ")");
         }
+    }
+    if (const fs::path job = dir / "job.json"; !run.evals.empty() && fs::is_regular_file(job)) {
+        const json j = json::parse(util::read_file_text(job.string()), nullptr, false);
+        if (j.is_discarded() || !j.is_object() || (j.contains("eps") && !j["eps"].is_number()))
+            throw std::runtime_error(job.string() + ": expected a JSON object with a number 'eps'");
+        if (j.contains("eps")) run.eps = j["eps"].get<double>();
     }
     if (fs::is_regular_file(dir / "cpu.txt")) {
         std::istringstream text(util::read_file_text((dir / "cpu.txt").string()));

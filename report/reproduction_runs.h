@@ -27,6 +27,7 @@ struct Run {
     // whose worst validation class reaches its threshold; none accepted means no averaged model (no ema_last).
     std::optional<int> fawa_accepted;
     std::string cpu;  // the first line of cpu.txt: the processor that trained the run ("" where not recorded)
+    std::optional<double> eps;  // the training radius, from job.json (none without one)
     // A hot start retrained on another CPU after its machine was lost (scripts/reproduction.sh): seed<k>/hot_start/,
     // the model the fine-tunes of this seed started from where it differs from the committed run.
     std::shared_ptr<const Run> hot_start;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "util/atomic_file.h"
+#include "util/format.h"
 #include "eval/results_json.h"
 #include "nn/checkpoint.h"
 #include "nn/model_registry.h"
@@ -183,7 +184,7 @@ TEST_CASE("argv peek and classes rule", "[experiments]") {
     CHECK(protocols::classes_kept("--classes", "top:17", 43) == 17);
     CHECK_THROWS_WITH(protocols::classes_kept("--classes", "top:1x", 43),
                       "--classes: expected all or top:K with 2 <= K <= 43, got 'top:1x'");
-    CHECK(protocols::radius_text(4.f / 255) == "4/255");
+    CHECK(util::radius_text(4.f / 255) == "4/255");
     CHECK(protocols::second_radius_folder("last", 4.f / 255) == "eval_last_eps4");
 }
 

@@ -19,6 +19,10 @@ std::string percent_of(int64_t count, int64_t total, int digits) {
 
 std::string percent_pm(double mean, double std) { return percent(mean) + " ± " + percent(std); }
 
+std::string in_255ths(double eps) { return fmt::format("{:.3g}", eps * 255); }
+
+std::string radius_text(double eps) { return in_255ths(eps) + "/255"; }
+
 std::string fixed(double value, int digits, bool sign) {
     if (std::isnan(value)) return "–";
     return sign ? fmt::format("{:+.{}f}", value, digits) : fmt::format("{:.{}f}", value, digits);

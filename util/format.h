@@ -16,6 +16,11 @@ std::string percent_pm(double mean, double std);
 // `sign` (an effect's direction: "+2.4", "-0.7"); "–" for NaN.
 std::string fixed(double value, int digits = 1, bool sign = false);
 
+// An attack radius in 255ths of the pixel range, as the papers write it: in_255ths 4/255 -> "4", 0.1 -> "25.5";
+// radius_text -> "4/255", "25.5/255" (three significant digits).
+std::string in_255ths(double eps);
+std::string radius_text(double eps);
+
 // A progress line's time: "12.4 s", "3m 07s", "1h 02m".
 std::string duration_clock(double seconds);
 // An estimate of long work: "95.0 s", "6.6 min", "10.0 h", "5.5 days" (minutes from 2 min, hours from 2 h, days
